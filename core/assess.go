@@ -1,0 +1,365 @@
+package core
+
+import (
+	"math"
+	"strconv"
+)
+
+// Risk is the verdict for in-cluster clients that use the LB address.
+type Risk string
+
+const (
+	// RiskNone: no connection can loop.
+	RiskNone Risk = "none"
+	// RiskAtRisk: some connections can loop.
+	RiskAtRisk Risk = "at-risk"
+	// RiskUnknown: a fact the verdict needs is missing; Assessment.Missing names it.
+	RiskUnknown Risk = "unknown"
+)
+
+// Symptom is what users of a looping exposure see.
+type Symptom string
+
+const (
+	SymptomNone Symptom = "none"
+	// SymptomConnectionFailure: every connection fails (one node, or every backend on the
+	// client's node).
+	SymptomConnectionFailure Symptom = "connection-failure"
+	// SymptomIntermittent: layer 4, some connections hang ("works sometimes").
+	SymptomIntermittent Symptom = "intermittent"
+	// SymptomDelay: layer 7, some requests take ~4 s while the LB retries another backend.
+	SymptomDelay Symptom = "delay"
+)
+
+// Path is the KEP-1860 serving path (status.loadBalancer.ingress[].ipMode).
+type Path string
+
+const (
+	PathUnknown Path = ""
+	// PathVIP: the node intercepts the LB address.
+	PathVIP Path = "VIP"
+	// PathProxy: traffic goes through the LB.
+	PathProxy Path = "Proxy"
+)
+
+// Probability is a per-connection probability in [0,1], or unknown. It is a value type so an
+// Assessment needs no allocation for it; unknown encodes as JSON null.
+type Probability struct {
+	v     float64
+	known bool
+}
+
+// P returns a known probability.
+func P(v float64) Probability { return Probability{v: v, known: true} }
+
+// Known reports whether the probability is known.
+func (p Probability) Known() bool { return p.known }
+
+// Value returns the probability, or NaN when unknown.
+func (p Probability) Value() float64 {
+	if !p.known {
+		return math.NaN()
+	}
+	return p.v
+}
+
+func (p Probability) String() string {
+	if !p.known {
+		return "unknown"
+	}
+	return strconv.FormatFloat(p.v, 'g', 4, 64)
+}
+
+// MarshalJSON writes the number or null.
+func (p Probability) MarshalJSON() ([]byte, error) {
+	if !p.known {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, p.v, 'g', 6, 64), nil
+}
+
+// UnmarshalJSON reads a number or null.
+func (p *Probability) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*p = Probability{}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*p = P(v)
+	return nil
+}
+
+// SourceKind is the address a backend sees as the source of an in-cluster connection
+// (DOMAIN.md §7).
+type SourceKind string
+
+const (
+	SourceUnknown   SourceKind = "unknown"
+	SourceClientPod SourceKind = "client-pod"
+	SourceNode      SourceKind = "node-address"
+	SourceLB        SourceKind = "lb-address"
+	// SourceServiceLoopback is Cilium's 169.254.42.1 (fe80::1) for a Pod calling its own Service.
+	SourceServiceLoopback SourceKind = "service-loopback"
+)
+
+// ClientIP says whether the backend can learn the real client address.
+type ClientIP string
+
+const (
+	ClientIPUnknown ClientIP = ""
+	// ClientIPKept: the source address is the client's.
+	ClientIPKept ClientIP = "kept"
+	// ClientIPProxyProtocol: recoverable from the PROXY protocol header (TCP).
+	ClientIPProxyProtocol ClientIP = "proxy-protocol"
+	// ClientIPForwardedFor: recoverable from X-Forwarded-For (HTTP).
+	ClientIPForwardedFor ClientIP = "x-forwarded-for"
+	// ClientIPLost: not recoverable (UDP behind LB source NAT).
+	ClientIPLost ClientIP = "lost"
+)
+
+// SourceAddress is what a backend sees as the source of an in-cluster connection.
+type SourceAddress struct {
+	Kind     SourceKind `json:"kind"`
+	ClientIP ClientIP   `json:"clientIP,omitempty"`
+	// Address is set when the address is fixed (Cilium's service loopback address).
+	Address string `json:"address,omitempty"`
+}
+
+// Assessment is the verdict for one exposure.
+type Assessment struct {
+	Object ObjectRef `json:"object"`
+	Risk   Risk      `json:"risk"`
+	// Symptom is what clients see if they loop; SymptomNone when Risk is none.
+	Symptom Symptom `json:"symptom"`
+	// Path is the serving path in effect for in-cluster clients, when known.
+	Path Path `json:"path,omitempty"`
+	// WorstCase is the loop probability per connection for the worst-placed client.
+	WorstCase Probability `json:"worstCase"`
+	// DeclaredClients is the loop probability per connection for the worst-placed declared
+	// client, unknown when no client was declared.
+	DeclaredClients Probability `json:"declaredClients"`
+	// Source is what the backend sees as the source of an in-cluster connection.
+	Source SourceAddress `json:"sourceAddress"`
+	// Reasons explain the verdict, the dialect's reasons first.
+	Reasons []Reason `json:"reasons"`
+	// Missing names the facts a RiskUnknown verdict needs.
+	Missing []string `json:"missing,omitempty"`
+	// Hairpin is the verdict for a backend calling its own Service, when the dataplane is described.
+	Hairpin *HairpinAssessment `json:"hairpin,omitempty"`
+	// Layer and Protocols are copied from the exposure; Decide needs them.
+	Layer     Layer     `json:"layer"`
+	Protocols Protocols `json:"-"`
+}
+
+// Names of facts reported in Assessment.Missing.
+const (
+	MissingScope       = "lb-scope"
+	MissingIntercept   = "node-intercepts-vip"
+	MissingLBSourceNAT = "lb-source-nat"
+)
+
+// Reasons prepared once, so Assess allocates nothing for them.
+var (
+	reasonServiceName      = RuleServiceName.Reason()
+	reasonPublicLB         = RulePublicLB.Reason()
+	reasonScopeUnknown     = RuleScopeUnknown.Reason()
+	reasonIntercepted      = RuleIntercepted.Reason()
+	reasonInterceptUnknown = RuleInterceptUnknown.Reason()
+	reasonThroughLB        = RuleThroughLB.Reason()
+	reasonLBSourceNAT      = RuleLBSourceNAT.Reason()
+	reasonSNATUnknown      = RuleSourceNATUnknown.Reason()
+	reasonSameNodeLoop     = RuleSameNodeLoop.Reason()
+	reasonSeparated        = RuleNodeSeparated.Reason()
+	reasonClusterPolicy    = RuleClusterPolicy.Reason()
+	reasonBackendShare     = RuleBackendShare.Reason()
+	reasonBindingUnknown   = RuleBindingUnknown.Reason()
+	reasonPlacementUnknown = RulePlacementUnknown.Reason()
+	reasonAlwaysLoops      = RuleSingleNode.Reason()
+	reasonL4NoRetry        = RuleL4NoRetry.Reason()
+	reasonL7Retry          = RuleL7Retry.Reason()
+	reasonDeclaredClients  = RuleDeclaredClients.Reason()
+)
+
+// Assess applies the dataplane physics to one exposure. It is pure and cheap: it allocates
+// only the Reasons slice (and the hairpin verdict when hairpin facts are given).
+func Assess(e *Exposure) Assessment {
+	a := Assessment{
+		Object:    e.Object,
+		Layer:     e.Layer,
+		Protocols: e.Protocols,
+		Reasons:   make([]Reason, 0, len(e.Reasons)+5),
+	}
+	a.Reasons = append(a.Reasons, e.Reasons...)
+	if e.Hairpin != nil {
+		h := AssessHairpin(e.Hairpin)
+		a.Hairpin = &h
+	}
+	switch {
+	case e.Access == AccessServiceName:
+		a.noLoop(PathUnknown, reasonServiceName)
+		a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+		return a
+	case e.Scope == Public:
+		a.noLoop(PathUnknown, reasonPublicLB)
+		// The source seen for in-cluster clients of a public LB depends on the node's egress
+		// NAT, which no input describes.
+		a.Source = SourceAddress{Kind: SourceUnknown}
+		return a
+	}
+
+	switch e.Intercept {
+	case Yes:
+		a.noLoop(PathVIP, reasonIntercepted)
+		a.Source = interceptedSource(e)
+		return a
+	case No:
+		a.Path = PathProxy
+		a.Reasons = append(a.Reasons, reasonThroughLB)
+	}
+
+	// Any one sufficient condition rules the loop out, whatever else is unknown: source NAT
+	// on the LB, or clients that can never share a node with a backend the LB picks.
+	if e.LBSourceNAT == Yes {
+		a.noLoop(a.Path, reasonLBSourceNAT)
+		a.Source = SourceAddress{Kind: SourceUnknown}
+		if e.Intercept == No {
+			a.Source = lbSource(e)
+		}
+		return a
+	}
+	a.Source = SourceAddress{Kind: SourceUnknown}
+	if e.Intercept == No && e.LBSourceNAT == No {
+		a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+	}
+	worst, declared, separated := loopProbability(e, &a)
+	if separated {
+		a.Risk, a.Symptom = RiskNone, SymptomNone
+		a.WorstCase, a.DeclaredClients = P(0), P(0)
+		return a
+	}
+	a.WorstCase, a.DeclaredClients = worst, declared
+
+	// A loop needs all of: a private LB, no interception, no source NAT.
+	if e.Scope == ScopeUnknown {
+		a.unknown(MissingScope, reasonScopeUnknown)
+	}
+	if e.Intercept == Unknown {
+		a.unknown(MissingIntercept, reasonInterceptUnknown)
+	}
+	if e.LBSourceNAT == Unknown {
+		a.unknown(MissingLBSourceNAT, reasonSNATUnknown)
+	}
+	if a.Risk == "" {
+		a.Risk = RiskAtRisk
+		a.Reasons = append(a.Reasons, reasonSameNodeLoop)
+	}
+	// For an unknown verdict the symptom says what clients would see if they loop.
+	a.Symptom = symptom(e.Layer, worst, &a)
+	return a
+}
+
+func (a *Assessment) noLoop(p Path, r Reason) {
+	a.Risk, a.Symptom, a.Path = RiskNone, SymptomNone, p
+	a.WorstCase, a.DeclaredClients = P(0), P(0)
+	a.Reasons = append(a.Reasons, r)
+}
+
+func (a *Assessment) unknown(missing string, r Reason) {
+	a.Risk = RiskUnknown
+	a.Missing = append(a.Missing, missing)
+	a.Reasons = append(a.Reasons, r)
+}
+
+func interceptedSource(e *Exposure) SourceAddress {
+	if e.InterceptMasquerades == Yes {
+		return SourceAddress{Kind: SourceNode, ClientIP: ClientIPLost}
+	}
+	return SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+}
+
+// lbSource is DOMAIN.md §7 for traffic behind LB source NAT.
+func lbSource(e *Exposure) SourceAddress {
+	s := SourceAddress{Kind: SourceLB}
+	switch {
+	case e.Layer == Layer7:
+		s.ClientIP = ClientIPForwardedFor
+	case e.Protocols&UDP != 0:
+		s.ClientIP = ClientIPLost
+	case e.ProxyProtocol == Yes:
+		s.ClientIP = ClientIPProxyProtocol
+	default:
+		s.ClientIP = ClientIPLost
+	}
+	return s
+}
+
+// loopProbability computes the per-connection probability that the LB sends a connection to
+// the client's own node (DOMAIN.md §1). It reports separated when scheduling guarantees
+// that no client shares a node with a backend the LB can pick.
+func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, separated bool) {
+	pl := &e.Placement
+	switch e.Binding {
+	case NodePortCluster:
+		a.Reasons = append(a.Reasons, reasonClusterPolicy)
+		if pl.NodesBehindLB <= 0 {
+			a.Reasons = append(a.Reasons, reasonPlacementUnknown)
+			return Probability{}, Probability{}, false
+		}
+		p := P(1 / float64(pl.NodesBehindLB))
+		if len(pl.ClientNodes) > 0 {
+			declared = p
+		}
+		return p, declared, false
+	case NodePortLocal, DirectToPod:
+		a.Reasons = append(a.Reasons, reasonBackendShare)
+		if pl.Separated == Yes {
+			a.Reasons = append(a.Reasons, reasonSeparated)
+			return P(0), P(0), true
+		}
+		total := pl.TotalBackends()
+		if total == 0 {
+			a.Reasons = append(a.Reasons, reasonPlacementUnknown)
+			return Probability{}, Probability{}, false
+		}
+		max := 0
+		for _, b := range pl.Backends {
+			if b.Count > max {
+				max = b.Count
+			}
+		}
+		worst = P(float64(max) / float64(total))
+		if len(pl.ClientNodes) > 0 {
+			dmax := 0
+			for _, n := range pl.ClientNodes {
+				if c := pl.BackendsOn(n); c > dmax {
+					dmax = c
+				}
+			}
+			declared = P(float64(dmax) / float64(total))
+			a.Reasons = append(a.Reasons, reasonDeclaredClients)
+		}
+		return worst, declared, false
+	default:
+		a.Reasons = append(a.Reasons, reasonBindingUnknown)
+		return Probability{}, Probability{}, false
+	}
+}
+
+func symptom(l Layer, worst Probability, a *Assessment) Symptom {
+	if worst.Known() && worst.v >= 1 {
+		a.Reasons = append(a.Reasons, reasonAlwaysLoops)
+		return SymptomConnectionFailure
+	}
+	switch l {
+	case Layer7:
+		a.Reasons = append(a.Reasons, reasonL7Retry)
+		return SymptomDelay
+	default:
+		// Layer 4, and unknown layers, which are LoadBalancer Services (layer 4) in practice.
+		a.Reasons = append(a.Reasons, reasonL4NoRetry)
+		return SymptomIntermittent
+	}
+}

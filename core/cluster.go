@@ -1,0 +1,385 @@
+package core
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Well-known labels the placement logic reads.
+const (
+	// LabelServiceName links an EndpointSlice to its Service.
+	LabelServiceName = discoveryv1.LabelServiceName
+	// LabelExcludeFromLB marks nodes the service controller leaves out of LB backends.
+	LabelExcludeFromLB = corev1.LabelNodeExcludeBalancers
+	// LabelHostname is the topology key that separates Pods by node.
+	LabelHostname = corev1.LabelHostname
+)
+
+type nsName struct{ ns, name string }
+
+// Cluster holds what is known about one cluster: the profile and the objects that give
+// placement and versions (Nodes, Services, EndpointSlices, Pods, ConfigMaps). It is built once
+// and read by many evaluations; it is not safe for concurrent mutation.
+type Cluster struct {
+	Profile ClusterProfile
+
+	nodes      map[string]*corev1.Node
+	nodeOrder  []string
+	services   map[nsName]*corev1.Service
+	configMaps map[nsName]*corev1.ConfigMap
+	slices     map[nsName][]*discoveryv1.EndpointSlice
+	pods       []*corev1.Pod
+	clients    labels.Selector
+}
+
+// NewCluster indexes objects for evaluation. Objects of other kinds are ignored; the caller
+// evaluates Services and Ingresses separately.
+func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error) {
+	c := &Cluster{
+		Profile:    profile,
+		nodes:      map[string]*corev1.Node{},
+		services:   map[nsName]*corev1.Service{},
+		configMaps: map[nsName]*corev1.ConfigMap{},
+		slices:     map[nsName][]*discoveryv1.EndpointSlice{},
+	}
+	if profile.Clients != "" {
+		sel, err := labels.Parse(profile.Clients)
+		if err != nil {
+			return nil, Invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), profile.Clients, err.Error())})
+		}
+		c.clients = sel
+	}
+	for _, o := range objs {
+		c.Add(o)
+	}
+	return c, nil
+}
+
+// Add indexes one object.
+func (c *Cluster) Add(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		if _, ok := c.nodes[o.Name]; !ok {
+			c.nodeOrder = append(c.nodeOrder, o.Name)
+		}
+		c.nodes[o.Name] = o
+	case *corev1.Service:
+		c.services[nsName{o.Namespace, o.Name}] = o
+	case *corev1.ConfigMap:
+		c.configMaps[nsName{o.Namespace, o.Name}] = o
+	case *discoveryv1.EndpointSlice:
+		if svc := o.Labels[LabelServiceName]; svc != "" {
+			k := nsName{o.Namespace, svc}
+			c.slices[k] = append(c.slices[k], o)
+		}
+	case *corev1.Pod:
+		c.pods = append(c.pods, o)
+	}
+}
+
+// Node returns a node by name, or nil.
+func (c *Cluster) Node(name string) *corev1.Node { return c.nodes[name] }
+
+// Nodes returns the known nodes in the order they were added.
+func (c *Cluster) Nodes() []*corev1.Node {
+	out := make([]*corev1.Node, 0, len(c.nodeOrder))
+	for _, n := range c.nodeOrder {
+		out = append(out, c.nodes[n])
+	}
+	return out
+}
+
+// Service returns a Service by namespace and name, or nil.
+func (c *Cluster) Service(ns, name string) *corev1.Service { return c.services[nsName{ns, name}] }
+
+// ConfigMap returns a ConfigMap by namespace and name, or nil.
+func (c *Cluster) ConfigMap(ns, name string) *corev1.ConfigMap { return c.configMaps[nsName{ns, name}] }
+
+// Pods returns the known Pods.
+func (c *Cluster) Pods() []*corev1.Pod { return c.pods }
+
+// NodeFilter says whether the LB sends to a node; nil means every node not labelled
+// node.kubernetes.io/exclude-from-external-load-balancers.
+type NodeFilter func(*corev1.Node) bool
+
+// Placement computes where a Service's backends and the declared clients run.
+// clientSelector overrides the profile's client selector when non-nil (an object annotation).
+// Backends come from EndpointSlices, or from Pods matching the Service's selector when no
+// slice is known; nodes behind the LB are the known nodes that pass behindLB.
+func (c *Cluster) Placement(svc *corev1.Service, clientSelector labels.Selector, behindLB NodeFilter) Placement {
+	var p Placement
+	p.NodesBehindLB = c.countNodes(behindLB)
+	p.Backends = c.backends(svc)
+	c.addClients(&p, []*corev1.Service{svc}, clientSelector)
+	return p
+}
+
+// IngressPlacement is Placement for the union of an Ingress's backend Services.
+func (c *Cluster) IngressPlacement(backends []*corev1.Service, clientSelector labels.Selector, behindLB NodeFilter) Placement {
+	var p Placement
+	p.NodesBehindLB = c.countNodes(behindLB)
+	counts := map[string]int{}
+	known := false
+	for _, svc := range backends {
+		for _, b := range c.backends(svc) {
+			counts[b.Node] += b.Count
+			known = true
+		}
+	}
+	if known {
+		p.Backends = sortedCounts(counts)
+	}
+	c.addClients(&p, backends, clientSelector)
+	return p
+}
+
+// IngressBackends returns the Services an Ingress routes to, as far as they are known.
+func (c *Cluster) IngressBackends(ing *networkingv1.Ingress) []*corev1.Service {
+	seen := map[string]bool{}
+	var out []*corev1.Service
+	add := func(b *networkingv1.IngressBackend) {
+		if b == nil || b.Service == nil || seen[b.Service.Name] {
+			return
+		}
+		seen[b.Service.Name] = true
+		if s := c.Service(ing.Namespace, b.Service.Name); s != nil {
+			out = append(out, s)
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for i := range ing.Spec.Rules {
+		if h := ing.Spec.Rules[i].HTTP; h != nil {
+			for j := range h.Paths {
+				add(&h.Paths[j].Backend)
+			}
+		}
+	}
+	return out
+}
+
+// IngressBackendNames returns the names of the Services an Ingress routes to.
+func IngressBackendNames(ing *networkingv1.Ingress) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(b *networkingv1.IngressBackend) {
+		if b == nil || b.Service == nil || seen[b.Service.Name] {
+			return
+		}
+		seen[b.Service.Name] = true
+		out = append(out, b.Service.Name)
+	}
+	add(ing.Spec.DefaultBackend)
+	for i := range ing.Spec.Rules {
+		if h := ing.Spec.Rules[i].HTTP; h != nil {
+			for j := range h.Paths {
+				add(&h.Paths[j].Backend)
+			}
+		}
+	}
+	return out
+}
+
+func (c *Cluster) countNodes(behindLB NodeFilter) int {
+	n := 0
+	for _, node := range c.nodes {
+		if behindLB != nil {
+			if behindLB(node) {
+				n++
+			}
+			continue
+		}
+		if _, excluded := node.Labels[LabelExcludeFromLB]; !excluded {
+			n++
+		}
+	}
+	return n
+}
+
+// backends counts ready endpoints per node; nil when nothing is known.
+func (c *Cluster) backends(svc *corev1.Service) []NodeBackends {
+	if slices := c.slices[nsName{svc.Namespace, svc.Name}]; len(slices) > 0 {
+		counts := map[string]int{}
+		seen := map[string]bool{}
+		for _, s := range slices {
+			for _, ep := range s.Endpoints {
+				if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+					continue
+				}
+				// Dual-stack Services have one slice per family for the same Pod.
+				key := endpointKey(&ep)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				node := ""
+				if ep.NodeName != nil {
+					node = *ep.NodeName
+				}
+				counts[node]++
+			}
+		}
+		return sortedCounts(counts)
+	}
+	if len(svc.Spec.Selector) == 0 || len(c.pods) == 0 {
+		return nil
+	}
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	counts := map[string]int{}
+	for _, pod := range c.pods {
+		if pod.Namespace == svc.Namespace && pod.Spec.NodeName != "" && podReady(pod) && sel.Matches(labels.Set(pod.Labels)) {
+			counts[pod.Spec.NodeName]++
+		}
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	return sortedCounts(counts)
+}
+
+func endpointKey(ep *discoveryv1.Endpoint) string {
+	if ep.TargetRef != nil && ep.TargetRef.UID != "" {
+		return string(ep.TargetRef.UID)
+	}
+	if ep.TargetRef != nil {
+		return ep.TargetRef.Namespace + "/" + ep.TargetRef.Name
+	}
+	if len(ep.Addresses) > 0 {
+		return ep.Addresses[0]
+	}
+	return ""
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != "" && p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	// Manifests written by hand carry no status: count them as placed where they say.
+	return true
+}
+
+func sortedCounts(m map[string]int) []NodeBackends {
+	out := make([]NodeBackends, 0, len(m))
+	for n, c := range m {
+		out = append(out, NodeBackends{Node: n, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// addClients fills ClientNodes and Separated from the declared client Pods.
+func (c *Cluster) addClients(p *Placement, backends []*corev1.Service, sel labels.Selector) {
+	if sel == nil {
+		sel = c.clients
+	}
+	if sel == nil || sel.Empty() {
+		return
+	}
+	separated := true
+	found := false
+	for _, pod := range c.pods {
+		if !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		found = true
+		if pod.Spec.NodeName != "" {
+			p.ClientNodes = append(p.ClientNodes, pod.Spec.NodeName)
+		}
+		if !keptApart(pod, backends, c.pods) {
+			separated = false
+		}
+	}
+	if !found {
+		return
+	}
+	if p.ClientNodes == nil {
+		p.ClientNodes = []string{}
+	}
+	p.Separated = FactOf(separated)
+}
+
+// keptApart reports whether a required pod anti-affinity on hostname keeps the client Pod off
+// every node that runs a backend of the given Services, in either direction: the client avoids
+// the backends' labels, or every backend Pod avoids the client's labels.
+func keptApart(client *corev1.Pod, backends []*corev1.Service, pods []*corev1.Pod) bool {
+	for _, svc := range backends {
+		if len(svc.Spec.Selector) == 0 {
+			return false
+		}
+		backendLabels := labels.Set(svc.Spec.Selector)
+		if avoids(client, backendLabels, svc.Namespace) {
+			continue
+		}
+		sel := labels.SelectorFromSet(svc.Spec.Selector)
+		all, any := true, false
+		for _, b := range pods {
+			if b.Namespace != svc.Namespace || !sel.Matches(labels.Set(b.Labels)) {
+				continue
+			}
+			any = true
+			if !avoids(b, labels.Set(client.Labels), client.Namespace) {
+				all = false
+				break
+			}
+		}
+		if !any || !all {
+			return false
+		}
+	}
+	return true
+}
+
+// avoids reports whether pod has a required anti-affinity term on the hostname topology that
+// matches Pods with the given labels in namespace ns.
+func avoids(pod *corev1.Pod, target labels.Set, ns string) bool {
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.PodAntiAffinity == nil {
+		return false
+	}
+	for _, term := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		if term.TopologyKey != LabelHostname || term.LabelSelector == nil {
+			continue
+		}
+		if !termNamespaceMatches(&term, pod.Namespace, ns) {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		if sel.Matches(target) {
+			return true
+		}
+	}
+	return false
+}
+
+func termNamespaceMatches(term *corev1.PodAffinityTerm, own, target string) bool {
+	if term.NamespaceSelector != nil {
+		// An empty namespace selector means all namespaces; anything else needs namespace
+		// labels this package does not index, so only the empty one is trusted.
+		return len(term.NamespaceSelector.MatchLabels) == 0 && len(term.NamespaceSelector.MatchExpressions) == 0
+	}
+	if len(term.Namespaces) == 0 {
+		return own == target
+	}
+	for _, n := range term.Namespaces {
+		if n == target {
+			return true
+		}
+	}
+	return false
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,215 @@
+package core
+
+import "fmt"
+
+// Preference tilts Decide's ranking of the remedies a cloud offers.
+type Preference string
+
+const (
+	// PreferDocumented follows the clouds' documented fixes, cheapest first (the default).
+	PreferDocumented Preference = ""
+	// PreferSourceIP ranks remedies that keep the client address first.
+	PreferSourceIP Preference = "source-ip"
+	// PreferLBFeatures ranks remedies that keep in-cluster traffic on the LB first.
+	PreferLBFeatures Preference = "lb-features"
+)
+
+// ParsePreference checks a preference name.
+func ParsePreference(s string) (Preference, error) {
+	switch p := Preference(s); p {
+	case PreferDocumented, PreferSourceIP, PreferLBFeatures:
+		return p, nil
+	case "documented":
+		return PreferDocumented, nil
+	}
+	return "", fmt.Errorf("unknown preference %q: want one of documented, source-ip, lb-features", s)
+}
+
+// Policy says what the user is willing to give up. The zero value is the default policy: the
+// documented order, no support tickets, no disruptive changes.
+type Policy struct {
+	Prefer Preference `json:"prefer,omitempty"`
+	// AllowTickets lets Decide pick a remedy whose only obstacle is an allowlist the account
+	// has not been granted yet; the decision then names the ticket to file.
+	AllowTickets bool `json:"allowTickets,omitempty"`
+	// AllowDisruptive lets Decide pick a remedy that needs a new object (a new Service and LB
+	// address), such as switching an existing Volcengine Service's ip-mode.
+	AllowDisruptive bool `json:"allowDisruptive,omitempty"`
+}
+
+// Rejection says why an offered remedy was not chosen.
+type Rejection struct {
+	Remedy Remedy `json:"remedy"`
+	// RankedBelow is set when the remedy could be carried out but another ranked higher.
+	RankedBelow Remedy `json:"rankedBelow,omitempty"`
+	Reason      Reason `json:"reason"`
+}
+
+// Decision is the remedy chosen for one exposure and why.
+type Decision struct {
+	Remedy Remedy `json:"remedy"`
+	// Path is the KEP-1860 path in-cluster traffic takes once the remedy is in place.
+	Path Path `json:"path,omitempty"`
+	// Why is a one-line explanation.
+	Why string `json:"why"`
+	// Action is the chosen offer's concrete change, in the cloud's terms.
+	Action string `json:"action,omitempty"`
+	Costs  *Costs `json:"costs,omitempty"`
+	// Tickets lists allowlists to request before the remedy can be applied (AllowTickets).
+	Tickets []Capability `json:"tickets,omitempty"`
+	// Tentative is set when the assessment's risk is unknown: the decision assumes the loop is
+	// possible and must not be applied until the missing facts are known.
+	Tentative bool        `json:"tentative,omitempty"`
+	Rejected  []Rejection `json:"rejected,omitempty"`
+	// Reason cites the rule behind the choice.
+	Reason Reason `json:"reason"`
+}
+
+// Rules behind decisions.
+var (
+	RuleDecideNoLoop = Rule{"decide-no-loop",
+		"No connection can loop; nothing to change.", "DESIGN.md (decision)"}
+	RuleDecideChosen = Rule{"decide-chosen",
+		"The highest-ranked remedy whose preconditions hold under the policy.", "DESIGN.md (decision); seeds 000/001 solutions 1-3"}
+	RuleDecideRanked = Rule{"decide-ranked-lower",
+		"Could be carried out, but the policy ranks another remedy higher.", "DESIGN.md (decision)"}
+	RuleDecideUnmet = Rule{"decide-precondition-unmet",
+		"A precondition does not hold.", "DESIGN.md (decision)"}
+	RuleDecideTicket = Rule{"decide-needs-ticket",
+		"Needs an allowlist the account has not been granted; the policy avoids support tickets.", "seeds 000/001 solutions 2, 3"}
+	RuleDecideDisruptive = Rule{"decide-disruptive",
+		"Needs a new object (a new Service and LB address); the policy does not allow disruptive changes.", "seed 003 (ip-mode not modifiable)"}
+	RuleDecideL7NoIntercept = Rule{"decide-l7-no-intercept",
+		"Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "seeds 000/001 §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
+	RuleDecideTentative = Rule{"decide-tentative",
+		"The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "DESIGN.md (decision)"}
+	RuleDecideNothing = Rule{"decide-nothing-offered",
+		"No remedy offered for this object can be carried out under the policy.", "DESIGN.md (decision)"}
+)
+
+var (
+	reasonDecideNoLoop    = RuleDecideNoLoop.Reason()
+	reasonDecideRanked    = RuleDecideRanked.Reason()
+	reasonDecideTicket    = RuleDecideTicket.Reason()
+	reasonDecideDisrupt   = RuleDecideDisruptive.Reason()
+	reasonDecideL7        = RuleDecideL7NoIntercept.Reason()
+	reasonDecideNothing   = RuleDecideNothing.Reason()
+	reasonDecideTentative = RuleDecideTentative.Reason()
+)
+
+// Decide chooses among the offers a dialect made for an assessed exposure. The default policy
+// follows the clouds' documented fixes, cheapest first (seeds 000/001, 003): for layer 4,
+// intercept the VIP, else LB source NAT, else node separation, else DNS steering; for layer 7,
+// LB source NAT, else node separation, else DNS steering. A remedy blocked only by an allowlist
+// is chosen only under AllowTickets, one that needs a new object only under AllowDisruptive.
+func Decide(a *Assessment, offers []Offer, p Policy) Decision {
+	if a.Risk == RiskNone {
+		return Decision{Remedy: RemedyNone, Path: a.Path, Why: reasonDecideNoLoop.Message, Reason: reasonDecideNoLoop}
+	}
+	best := -1
+	for i := range offers {
+		if !eligible(a, &offers[i], p) {
+			continue
+		}
+		if best < 0 || rank(&offers[i], p) < rank(&offers[best], p) {
+			best = i
+		}
+	}
+	d := Decision{Remedy: RemedyNone, Path: a.Path, Why: reasonDecideNothing.Message, Reason: reasonDecideNothing}
+	if best >= 0 {
+		o := &offers[best]
+		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &o.Costs,
+			Reason: RuleDecideChosen.Because(o.Reason.Message)}
+		for _, u := range o.Unmet {
+			if u.Kind == PreconditionAllowlist {
+				d.Tickets = append(d.Tickets, u.Capability)
+			}
+		}
+	}
+	if a.Risk == RiskUnknown {
+		d.Tentative = true
+		d.Why = reasonDecideTentative.Message + " " + d.Why
+	}
+	if len(offers) > 1 || best < 0 {
+		d.Rejected = make([]Rejection, 0, len(offers))
+	}
+	for i := range offers {
+		if i == best {
+			continue
+		}
+		d.Rejected = append(d.Rejected, rejection(a, &offers[i], p, d.Remedy))
+	}
+	return d
+}
+
+func eligible(a *Assessment, o *Offer, p Policy) bool {
+	if a.Layer == Layer7 && o.Remedy == InterceptVIP {
+		return false
+	}
+	for _, u := range o.Unmet {
+		switch {
+		case u.Kind == PreconditionAllowlist && p.AllowTickets:
+		case u.Kind == PreconditionImmutable && p.AllowDisruptive:
+		default:
+			return false
+		}
+	}
+	if o.Costs.NewObject && !p.AllowDisruptive {
+		return false
+	}
+	return true
+}
+
+func rejection(a *Assessment, o *Offer, p Policy, chosen Remedy) Rejection {
+	r := Rejection{Remedy: o.Remedy}
+	switch {
+	case a.Layer == Layer7 && o.Remedy == InterceptVIP:
+		r.Reason = reasonDecideL7
+	case o.Costs.NewObject && !p.AllowDisruptive:
+		r.Reason = reasonDecideDisrupt
+	case len(o.Unmet) > 0 && !eligible(a, o, p):
+		// The first unmet precondition that the policy does not waive explains it best.
+		r.Reason = o.Unmet[0].Reason
+		for _, u := range o.Unmet {
+			if u.Kind == PreconditionAllowlist && p.AllowTickets || u.Kind == PreconditionImmutable && p.AllowDisruptive {
+				continue
+			}
+			r.Reason = u.Reason
+			if u.Kind == PreconditionAllowlist {
+				r.Reason.Message = reasonDecideTicket.Message + " " + u.Reason.Message
+			}
+			break
+		}
+	default:
+		r.RankedBelow, r.Reason = chosen, reasonDecideRanked
+	}
+	return r
+}
+
+// rank orders offers: lower is better. The preference key dominates the documented order.
+func rank(o *Offer, p Policy) int {
+	base := 4
+	order := [...]Remedy{InterceptVIP, LBSourceNAT, NodeSeparation, DNSSteering}
+	for i, r := range order {
+		if r == o.Remedy {
+			base = i
+		}
+	}
+	key := 0
+	switch p.Prefer {
+	case PreferSourceIP:
+		switch o.Costs.ClientIP {
+		case ClientIPKept:
+			key = 0
+		case ClientIPProxyProtocol, ClientIPForwardedFor:
+			key = 1
+		default:
+			key = 2
+		}
+	case PreferLBFeatures:
+		if o.Costs.LosesLBFeatures {
+			key = 1
+		}
+	}
+	return key*10 + base
+}

@@ -1,0 +1,206 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ObjectRef names the Kubernetes object an exposure belongs to.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Scope says who can reach the load balancer's address.
+type Scope string
+
+const (
+	// ScopeUnknown: no annotation or cloud read said.
+	ScopeUnknown Scope = ""
+	// Private LBs keep the client Pod's source address, which is what makes the loop possible.
+	Private Scope = "private"
+	// Public LBs do not loop: the LB sees the node's public egress address, which the node
+	// does not know as its own (seeds 000/001 "public network CLB: no risk").
+	Public Scope = "public"
+)
+
+// Layer is the OSI layer the load balancer's listener works at. It decides the symptom: a
+// layer-4 LB does not retry, a layer-7 LB retries another backend after about 4 s.
+type Layer uint8
+
+const (
+	// LayerUnknown: not said.
+	LayerUnknown Layer = 0
+	// Layer4 is a TCP/UDP listener (a LoadBalancer Service).
+	Layer4 Layer = 4
+	// Layer7 is an HTTP/HTTPS listener (a cloud Ingress).
+	Layer7 Layer = 7
+)
+
+func (l Layer) String() string {
+	switch l {
+	case Layer4:
+		return "L4"
+	case Layer7:
+		return "L7"
+	}
+	return "unknown"
+}
+
+// Protocols is the set of listener protocols of one exposure.
+type Protocols uint8
+
+// Listener protocols. UDP matters apart from TCP because LB source NAT loses the client
+// address for UDP with no way to recover it (DOMAIN.md §7).
+const (
+	TCP Protocols = 1 << iota
+	UDP
+	HTTP
+	HTTPS
+)
+
+// Has reports whether every protocol in q is in p.
+func (p Protocols) Has(q Protocols) bool { return p&q == q && q != 0 }
+
+func (p Protocols) String() string {
+	var parts []string
+	for _, x := range [...]struct {
+		p Protocols
+		s string
+	}{{TCP, "TCP"}, {UDP, "UDP"}, {HTTP, "HTTP"}, {HTTPS, "HTTPS"}} {
+		if p&x.p != 0 {
+			parts = append(parts, x.s)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseProtocol maps a Kubernetes or cloud protocol name to a Protocols bit.
+func ParseProtocol(s string) (Protocols, error) {
+	switch strings.ToUpper(s) {
+	case "TCP", "":
+		// Kubernetes defaults a ServicePort's protocol to TCP.
+		return TCP, nil
+	case "UDP":
+		return UDP, nil
+	case "HTTP":
+		return HTTP, nil
+	case "HTTPS":
+		return HTTPS, nil
+	}
+	return 0, fmt.Errorf("unsupported protocol %q", s)
+}
+
+// Binding says which addresses the load balancer sends connections to. It decides how often a
+// connection lands on the client's own node (DOMAIN.md §1, "Probability").
+type Binding string
+
+const (
+	// BindingUnknown: not said.
+	BindingUnknown Binding = ""
+	// NodePortCluster: every node's NodePort with externalTrafficPolicy Cluster; any node can
+	// receive any connection, so a connection lands on the client's node with probability 1/N.
+	NodePortCluster Binding = "nodeport-cluster"
+	// NodePortLocal: only nodes running a backend receive connections
+	// (externalTrafficPolicy Local); the probability is the share of backends on the client's node.
+	NodePortLocal Binding = "nodeport-local"
+	// DirectToPod: the LB sends straight to Pod addresses (TKE direct-access, VPC-CNI);
+	// the probability is the share of backends on the client's node.
+	DirectToPod Binding = "direct-to-pod"
+)
+
+// ClientAccess says which address in-cluster clients use.
+type ClientAccess string
+
+const (
+	// AccessLBAddress is the default: clients dial the LB's IP or a name that resolves to it.
+	AccessLBAddress ClientAccess = ""
+	// AccessServiceName: clients dial the Service's DNS name or ClusterIP and never touch the
+	// LB (seeds 000/001 quick check: "access by Service name or ClusterIP: no risk").
+	AccessServiceName ClientAccess = "service-name"
+)
+
+// NodeBackends counts the ready backends of an exposure on one node.
+type NodeBackends struct {
+	Node  string `json:"node"`
+	Count int    `json:"count"`
+}
+
+// Placement is where backends and declared clients run. Every field may be empty when the
+// input does not say; Assess then reports the probability as unknown rather than guessing.
+type Placement struct {
+	// NodesBehindLB is N, the number of nodes the LB sends to with NodePortCluster; 0 means unknown.
+	NodesBehindLB int `json:"nodesBehindLB,omitempty"`
+	// Backends lists ready backends per node; nil means unknown.
+	Backends []NodeBackends `json:"backends,omitempty"`
+	// ClientNodes lists the node of each declared client Pod (a node may repeat); nil means
+	// no client was declared.
+	ClientNodes []string `json:"clientNodes,omitempty"`
+	// Separated says whether scheduling keeps clients off the backends' nodes (pod
+	// anti-affinity or topology rules), not only whether they happen to be apart right now.
+	Separated Fact `json:"separated"`
+}
+
+// TotalBackends is the number of ready backends, 0 when unknown.
+func (p *Placement) TotalBackends() int {
+	n := 0
+	for _, b := range p.Backends {
+		n += b.Count
+	}
+	return n
+}
+
+// BackendsOn is the number of ready backends on one node.
+func (p *Placement) BackendsOn(node string) int {
+	for _, b := range p.Backends {
+		if b.Node == node {
+			return b.Count
+		}
+	}
+	return 0
+}
+
+// Exposure is one LoadBalancer Service or Ingress as the physics sees it: the model scenario of
+// DESIGN.md. Dialects fill it from annotations, versions and cloud reads; Assess reads it.
+type Exposure struct {
+	Object   ObjectRef `json:"object"`
+	Provider string    `json:"provider"`
+
+	Scope     Scope     `json:"scope"`
+	Layer     Layer     `json:"layer"`
+	Protocols Protocols `json:"protocols"`
+
+	// Intercept says whether the node's service proxy rewrites traffic for the LB address to a
+	// backend before routing, so the packet never reaches the LB (KEP-1860 "VIP").
+	Intercept Fact `json:"intercept"`
+	// InterceptMasquerades says whether intercepted traffic reaches the backend from a node
+	// address instead of the client Pod's (a userspace proxy, or masquerade-all).
+	InterceptMasquerades Fact `json:"interceptMasquerades"`
+	// LBSourceNAT says whether the LB replaces the client's source address on every listener.
+	LBSourceNAT Fact `json:"lbSourceNAT"`
+	// ProxyProtocol says whether the LB passes the client address to layer-4 backends with
+	// the PROXY protocol.
+	ProxyProtocol Fact `json:"proxyProtocol"`
+
+	Binding   Binding      `json:"binding"`
+	Placement Placement    `json:"placement"`
+	Access    ClientAccess `json:"access,omitempty"`
+
+	// Hairpin holds the facts for a backend calling its own Service (seed 002); nil when the
+	// dataplane is not described.
+	Hairpin *HairpinFacts `json:"hairpin,omitempty"`
+
+	// Reasons explain how the dialect derived the facts above (e.g. "super nodes intercept the
+	// CLB VIP by default"); Assess puts them first in the Assessment.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Notes are remarks that change no verdict (e.g. an annotation that has no effect).
+	Notes []Reason `json:"notes,omitempty"`
+}

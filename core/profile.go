@@ -1,0 +1,255 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// The ClusterProfile's group version and kind.
+const (
+	ProfileAPIVersion = "loopguard.io/v1alpha1"
+	ProfileKind       = "ClusterProfile"
+)
+
+// ProxyMode is how the cluster implements Services on nodes.
+type ProxyMode string
+
+const (
+	ProxyModeUnknown  ProxyMode = ""
+	ProxyModeIPTables ProxyMode = "iptables"
+	ProxyModeIPVS     ProxyMode = "ipvs"
+	ProxyModeNFTables ProxyMode = "nftables"
+	// ProxyModeEBPF: an eBPF dataplane replaces kube-proxy (Cilium, TKE DataPlaneV2, VKE).
+	ProxyModeEBPF ProxyMode = "ebpf"
+)
+
+// ProxyModes lists the accepted proxy modes.
+func ProxyModes() []ProxyMode {
+	return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables, ProxyModeEBPF}
+}
+
+// ClusterProfile is what loopguard needs to know about a cluster that its objects do not say:
+// versions, the dataplane, granted allowlists and the policy. It is read from a YAML file
+// (kind ClusterProfile, apiVersion loopguard.io/v1alpha1) and overridden by CLI flags; live
+// cluster adapters fill it from the API. Every field is optional: what is absent is unknown.
+type ClusterProfile struct {
+	APIVersion string           `json:"apiVersion"`
+	Kind       string           `json:"kind"`
+	Metadata   *ProfileMetadata `json:"metadata,omitempty"`
+
+	// Provider names the dialect: tencent, volcengine or kubernetes.
+	Provider          string    `json:"provider,omitempty"`
+	KubernetesVersion string    `json:"kubernetesVersion,omitempty"`
+	ProxyMode         ProxyMode `json:"proxyMode,omitempty"`
+	KubeProxyVersion  string    `json:"kubeProxyVersion,omitempty"`
+	// IngressControllerVersion and ServiceControllerVersion are the cloud's controllers
+	// (on TKE read from kube-system/tke-{ingress,service}-controller-config VERSION).
+	IngressControllerVersion string `json:"ingressControllerVersion,omitempty"`
+	ServiceControllerVersion string `json:"serviceControllerVersion,omitempty"`
+	// CCMVersion is the cloud-controller-manager add-on's version.
+	CCMVersion string `json:"ccmVersion,omitempty"`
+	// Allowlists are capabilities granted to the account (e.g. clb-l4-snat).
+	Allowlists []Capability `json:"allowlists,omitempty"`
+	Policy     Policy       `json:"policy,omitempty"`
+	// Clients is a label selector for the in-cluster client Pods whose placement matters.
+	Clients   string           `json:"clients,omitempty"`
+	Dataplane DataplaneProfile `json:"dataplane,omitempty"`
+}
+
+// ProfileMetadata is the profile's optional metadata.
+type ProfileMetadata struct {
+	Name string `json:"name,omitempty"`
+}
+
+// DataplaneProfile describes the Pod network as far as loops and hairpins care.
+type DataplaneProfile struct {
+	// CNI names the network plugin: bridge, flannel, calico, cilium, vpc-cni, ...
+	CNI string `json:"cni,omitempty"`
+	// CiliumVersion gates KEP-1860 support in Cilium (1.17+, broken in 1.18.0).
+	CiliumVersion string `json:"ciliumVersion,omitempty"`
+	// PodInterface is ipvlan or veth (VKE's VPC-CNI uses ipvlan for ip-mode).
+	PodInterface string `json:"podInterface,omitempty"`
+	// Attachment is bridge or routed; derived from CNI when absent.
+	Attachment Attachment `json:"attachment,omitempty"`
+	// BridgeHairpin: the CNI bridge plugin's hairpinMode.
+	BridgeHairpin *bool `json:"bridgeHairpin,omitempty"`
+	// BridgeNetfilter: net.bridge.bridge-nf-call-iptables on nodes.
+	BridgeNetfilter *bool `json:"bridgeNetfilter,omitempty"`
+	// SocketLBInPod: Cilium's socket LB also runs inside Pods (bpf-lb-sock-hostns-only=false).
+	SocketLBInPod *bool `json:"socketLBInPod,omitempty"`
+	// KubeletHairpinMode is kubelet's hairpinMode when someone relies on it (it has no effect).
+	KubeletHairpinMode string `json:"kubeletHairpinMode,omitempty"`
+}
+
+// ParseProfile reads a ClusterProfile from YAML or JSON. Unknown fields, a wrong kind and
+// invalid values are errors that name the file and the field; nothing is half-read.
+func ParseProfile(name string, data []byte) (*ClusterProfile, error) {
+	js, err := yaml.ToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: not YAML: %v", name, ErrInvalid, err)
+	}
+	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+		return nil, fmt.Errorf("%s: %w: empty profile", name, ErrInvalid)
+	}
+	var p ClusterProfile
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, jsonErrorText(err))
+	}
+	if errs := p.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, errs.ToAggregate().Error())
+	}
+	return &p, nil
+}
+
+// jsonErrorText turns encoding/json errors into field-naming messages.
+func jsonErrorText(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %s: cannot use a JSON %s as %s", te.Field, te.Value, te.Type)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// Validate checks the profile's values. Provider names and allowlist capabilities are checked
+// by the caller that knows the dialects.
+func (p *ClusterProfile) Validate() field.ErrorList {
+	var errs field.ErrorList
+	if p.APIVersion != ProfileAPIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{ProfileAPIVersion}))
+	}
+	if p.Kind != ProfileKind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{ProfileKind}))
+	}
+	errs = append(errs, p.validateValues()...)
+	return errs
+}
+
+func (p *ClusterProfile) validateValues() field.ErrorList {
+	var errs field.ErrorList
+	if p.ProxyMode != "" {
+		ok := false
+		for _, m := range ProxyModes() {
+			ok = ok || m == p.ProxyMode
+		}
+		if !ok {
+			errs = append(errs, field.NotSupported(field.NewPath("proxyMode"), p.ProxyMode, ProxyModes()))
+		}
+	}
+	for _, v := range []struct{ path, val string }{
+		{"kubernetesVersion", p.KubernetesVersion},
+		{"kubeProxyVersion", p.KubeProxyVersion},
+		{"ingressControllerVersion", p.IngressControllerVersion},
+		{"serviceControllerVersion", p.ServiceControllerVersion},
+		{"ccmVersion", p.CCMVersion},
+		{"dataplane.ciliumVersion", p.Dataplane.CiliumVersion},
+	} {
+		if v.val == "" {
+			continue
+		}
+		if _, err := ParseVersion(v.val); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(v.path), v.val, "not a version (want e.g. v1.30.2)"))
+		}
+	}
+	if _, err := ParsePreference(string(p.Policy.Prefer)); err != nil {
+		errs = append(errs, field.NotSupported(field.NewPath("policy", "prefer"), p.Policy.Prefer,
+			[]string{"documented", string(PreferSourceIP), string(PreferLBFeatures)}))
+	}
+	if p.Clients != "" {
+		if _, err := labels.Parse(p.Clients); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("clients"), p.Clients, err.Error()))
+		}
+	}
+	switch p.Dataplane.Attachment {
+	case AttachmentUnknown, AttachmentBridge, AttachmentRouted:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("dataplane", "attachment"), p.Dataplane.Attachment,
+			[]string{string(AttachmentBridge), string(AttachmentRouted)}))
+	}
+	switch p.Dataplane.PodInterface {
+	case "", "ipvlan", "veth":
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("dataplane", "podInterface"), p.Dataplane.PodInterface, []string{"ipvlan", "veth"}))
+	}
+	switch p.Dataplane.KubeletHairpinMode {
+	case "", "promiscuous-bridge", "hairpin-veth", "none":
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("dataplane", "kubeletHairpinMode"), p.Dataplane.KubeletHairpinMode,
+			[]string{"promiscuous-bridge", "hairpin-veth", "none"}))
+	}
+	return errs
+}
+
+// HasAllowlist reports whether the profile declares a capability as granted.
+func (p *ClusterProfile) HasAllowlist(c Capability) bool {
+	for _, a := range p.Allowlists {
+		if a == c {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseVersion parses a Kubernetes-style version ("v1.30.2", "1.30", "v1.20.6-tke.12").
+func ParseVersion(s string) (*version.Version, error) {
+	return version.ParseGeneric(s)
+}
+
+// HairpinFacts derives the facts for a Pod calling its own Service from the profile; nil when
+// the profile says nothing about the dataplane.
+func (p *ClusterProfile) HairpinFacts() *HairpinFacts {
+	d := &p.Dataplane
+	if p.ProxyMode == ProxyModeUnknown && d.CNI == "" && d.Attachment == "" && d.KubeletHairpinMode == "" {
+		return nil
+	}
+	h := &HairpinFacts{KubeletHairpinMode: d.KubeletHairpinMode}
+	cni := strings.ToLower(d.CNI)
+	switch {
+	case p.ProxyMode == ProxyModeEBPF && cni == "cilium":
+		h.Dataplane = DataplaneCiliumTC
+		if d.SocketLBInPod != nil && *d.SocketLBInPod {
+			h.Dataplane = DataplaneCiliumSocketLB
+		}
+	case p.ProxyMode == ProxyModeIPTables || p.ProxyMode == ProxyModeIPVS || p.ProxyMode == ProxyModeNFTables:
+		// kube-proxy puts the self-masquerade rule first in every endpoint chain in all three
+		// modes (seed 002 §3, DOMAIN.md §6).
+		h.Dataplane = DataplaneKubeProxy
+		h.SelfMasquerade = Yes
+	}
+	h.Attachment = d.Attachment
+	if h.Attachment == AttachmentUnknown {
+		switch cni {
+		case "bridge", "flannel", "kubenet":
+			h.Attachment = AttachmentBridge
+		case "calico", "vpc-cni", "cilium", "terway":
+			h.Attachment = AttachmentRouted
+		}
+	}
+	switch {
+	case d.BridgeHairpin != nil:
+		h.BridgeHairpin = FactOf(*d.BridgeHairpin)
+	case cni == "flannel":
+		// flannel's default manifest delegates to the bridge plugin with hairpinMode: true (seed 002 §3).
+		h.BridgeHairpin = Yes
+	case cni == "bridge":
+		// The bridge plugin's hairpinMode defaults to false (seed 002 §3, CNI bridge docs).
+		h.BridgeHairpin = No
+	}
+	switch {
+	case d.BridgeNetfilter != nil:
+		h.BridgeNetfilter = FactOf(*d.BridgeNetfilter)
+	case h.Dataplane == DataplaneKubeProxy:
+		// Kubernetes' network plugin requirements ask for bridge-nf-call-iptables=1 with kube-proxy.
+		h.BridgeNetfilter = Yes
+	}
+	return h
+}

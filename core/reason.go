@@ -1,0 +1,129 @@
+package core
+
+// Code is a stable identifier of a rule. Codes never change meaning once released; they are
+// listed with their sources in docs/reasons.md, which a test keeps in step with Rules.
+type Code string
+
+// Reason is one step of an explanation: which rule applied, what it means for this object, and
+// the document the rule comes from.
+type Reason struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Source  string `json:"source"`
+}
+
+// Rule is a documented rule. Dialects declare their own rules the same way and list them from
+// a Rules function, so that docs/reasons.md covers every code any package can emit.
+type Rule struct {
+	Code    Code
+	Summary string
+	Source  string
+}
+
+// Because returns a Reason for this rule with a message about the object at hand.
+func (r Rule) Because(message string) Reason {
+	return Reason{Code: r.Code, Message: message, Source: r.Source}
+}
+
+// Reason returns the rule's own summary as a Reason; it does not allocate.
+func (r Rule) Reason() Reason { return Reason{Code: r.Code, Message: r.Summary, Source: r.Source} }
+
+// Sources cited by the core's rules.
+const (
+	srcSeedTKE     = "seeds 000/001 (TKE CLB loopback guide)"
+	srcSeedTKEL4   = "seeds 000/001 §3 layer-4 quick reference"
+	srcSeedTKEL7   = "seeds 000/001 §4 layer-7 quick reference"
+	srcSeedHairpin = "seed 002 (Pod to its own Service, Kubernetes 1.34 + Cilium 1.20)"
+	srcDomainProb  = "DOMAIN.md §1 (probability, derived from tke-guide docs/faq/clb-loopback.md)"
+	srcDomainSrc   = "DOMAIN.md §7 (what the backend sees as source address)"
+	srcDomainPaths = "DOMAIN.md §2 (the two serving paths)"
+	srcTestingLab  = "TESTING.md §1 (measured in network namespaces)"
+)
+
+// The core's rules: physics that holds on every cloud.
+var (
+	RuleServiceName = Rule{"service-name-access",
+		"Clients use the Service name or ClusterIP, which never touches the load balancer.", srcSeedTKE + " quick check"}
+	RulePublicLB = Rule{"public-lb",
+		"Public load balancers do not loop: the LB sees the node's public egress address, which the node does not hold.", srcSeedTKE + " quick check"}
+	RuleScopeUnknown = Rule{"lb-scope-unknown",
+		"Whether the load balancer is private or public is not known; only private LBs can loop.", srcDomainPaths}
+	RuleIntercepted = Rule{"node-intercepts-vip",
+		"The node rewrites traffic for the LB address to a backend before routing; the packet never reaches the LB, so it cannot loop (path VIP).", srcSeedTKEL4}
+	RuleInterceptUnknown = Rule{"intercept-unknown",
+		"Whether nodes intercept traffic for the LB address is not known (service proxy mode, ipMode, node kind).", srcDomainPaths}
+	RuleThroughLB = Rule{"through-lb",
+		"In-cluster traffic to the LB address leaves the node and reaches the load balancer (path Proxy).", srcDomainPaths}
+	RuleLBSourceNAT = Rule{"lb-source-nat",
+		"The load balancer replaces the client's source address, so replies return through it and cannot short-circuit on the node.", srcSeedTKEL4 + "; " + srcSeedTKEL7}
+	RuleSourceNATUnknown = Rule{"lb-source-nat-unknown",
+		"Whether the load balancer replaces the client's source address is not known.", srcDomainPaths}
+	RuleSameNodeLoop = Rule{"same-node-loop",
+		"The LB keeps the client's source address; when it picks a backend on the client's own node, the reply is delivered straight to the client from the backend's address and the connection fails.", srcSeedTKE + "; " + srcTestingLab}
+	RuleNodeSeparated = Rule{"clients-separated",
+		"Scheduling keeps clients off every node that runs a backend, and the LB only sends to those nodes, so no connection can loop.", "seed 003 (VKE Proxy mode restriction); " + srcDomainProb}
+	RuleClusterPolicy = Rule{"nodeport-cluster-any-node",
+		"With NodePort on every node and externalTrafficPolicy Cluster, any node can receive the connection: about 1/N per connection whatever the placement.", srcDomainProb}
+	RuleBackendShare = Rule{"backend-share",
+		"With externalTrafficPolicy Local or direct-to-Pod backends, a connection loops with the share of backends on the client's node.", srcDomainProb}
+	RuleBindingUnknown = Rule{"binding-unknown",
+		"Which nodes the LB sends to (externalTrafficPolicy, direct-to-Pod) is not known, so the loop probability is unknown.", srcDomainProb}
+	RulePlacementUnknown = Rule{"placement-unknown",
+		"Where backends run is not known (no EndpointSlices or node count), so the loop probability is unknown.", srcDomainProb}
+	RuleSingleNode = Rule{"always-loops",
+		"Every connection lands on the client's node (one node, or every backend beside the client): the connection always fails.", srcSeedTKE + " (single node)"}
+	RuleL4NoRetry = Rule{"l4-no-retry",
+		"A layer-4 listener does not retry another backend: a looping connection fails, so clients see intermittent failures.", srcSeedTKE}
+	RuleL7Retry = Rule{"l7-retry-delay",
+		"A layer-7 listener times out on the looping backend after about 4 s and retries another: clients see a ~4 s delay.", srcSeedTKE}
+	RuleDeclaredClients = Rule{"declared-clients",
+		"The probability for declared clients uses the nodes they run on now; it is not a guarantee unless scheduling keeps them apart.", srcDomainProb}
+
+	RuleSourceClientPod = Rule{"source-client-pod",
+		"The backend sees the client Pod's address.", srcDomainSrc}
+	RuleSourceInterceptMasq = Rule{"source-node-address",
+		"The node forwards intercepted traffic from its own address; the backend sees a node address.", srcDomainSrc + "; " + srcTestingLab}
+	RuleSourceLBProxyProtocol = Rule{"source-lb-proxy-protocol",
+		"The backend sees the LB's address; the client address arrives in the PROXY protocol header.", srcDomainSrc}
+	RuleSourceLBLostTCP = Rule{"source-lb-tcp",
+		"The backend sees the LB's address; TCP clients' addresses can be recovered only by turning on the PROXY protocol.", srcDomainSrc}
+	RuleSourceLBLostUDP = Rule{"source-lb-udp",
+		"The backend sees the LB's address; for UDP the client address is lost.", srcDomainSrc}
+	RuleSourceLBXFF = Rule{"source-lb-xff",
+		"The backend sees the LB's address; the client address is in the X-Forwarded-For header.", srcDomainSrc}
+
+	RuleHairpinSocketLB = Rule{"hairpin-cilium-socket-lb",
+		"Cilium's socket LB in the Pod connects straight to the backend; no packet hairpins (speculative in the seed: not measured).", srcSeedHairpin + " §3"}
+	RuleHairpinCilium = Rule{"hairpin-cilium-loopback",
+		"Cilium rewrites the source of a Pod's traffic to its own Service to 169.254.42.1 (fe80::1); the backend sees that address and network policy is skipped for it.", srcSeedHairpin + " §3, §5"}
+	RuleHairpinNoMasq = Rule{"hairpin-no-masquerade",
+		"Without a source rewrite, the Pod receives a packet from itself on eth0 and drops it as martian: calls to its own Service fail.", srcSeedHairpin + " §2; " + srcTestingLab}
+	RuleHairpinMasqRouted = Rule{"hairpin-masquerade",
+		"kube-proxy's self-masquerade rule rewrites the source to a node address; on a routed node (or with br_netfilter off) that is enough.", srcSeedHairpin + " §3; " + srcTestingLab}
+	RuleHairpinBridgeOff = Rule{"hairpin-bridge-port-off",
+		"On a bridge with br_netfilter on, the bridge will not send the packet back out the port it came in: the CNI must set hairpinMode: true.", srcSeedHairpin + " §2, §3; " + srcTestingLab}
+	RuleHairpinBridgeOn = Rule{"hairpin-bridge-port-on",
+		"Self-masquerade plus bridge port hairpin: calls to its own Service work; the backend sees the node's bridge address.", srcSeedHairpin + " §3; " + srcTestingLab}
+	RuleHairpinUnknown = Rule{"hairpin-unknown",
+		"Whether a Pod can call its own Service is not known (self-masquerade rule, Pod attachment, bridge hairpin).", srcSeedHairpin}
+	RuleKubeletHairpinDead = Rule{"kubelet-hairpin-mode-unused",
+		"kubelet's hairpinMode is read by nothing since kubenet was removed in 1.24; hairpin is the CNI's job (bridge plugin hairpinMode: true).", srcSeedHairpin + " §3"}
+)
+
+// Rules lists the core's rules, for documentation and for tests that check every emitted code
+// is documented.
+func Rules() []Rule {
+	return []Rule{
+		RuleServiceName, RulePublicLB, RuleScopeUnknown, RuleIntercepted, RuleInterceptUnknown,
+		RuleThroughLB, RuleLBSourceNAT, RuleSourceNATUnknown, RuleSameNodeLoop, RuleNodeSeparated,
+		RuleClusterPolicy, RuleBackendShare, RuleBindingUnknown, RulePlacementUnknown,
+		RuleSingleNode, RuleL4NoRetry, RuleL7Retry, RuleDeclaredClients,
+		RuleSourceClientPod, RuleSourceInterceptMasq, RuleSourceLBProxyProtocol, RuleSourceLBLostTCP,
+		RuleSourceLBLostUDP, RuleSourceLBXFF,
+		RuleHairpinSocketLB, RuleHairpinCilium, RuleHairpinNoMasq, RuleHairpinMasqRouted,
+		RuleHairpinBridgeOff, RuleHairpinBridgeOn, RuleHairpinUnknown, RuleKubeletHairpinDead,
+		RuleDecideNoLoop, RuleDecideChosen, RuleDecideRanked, RuleDecideUnmet, RuleDecideTicket,
+		RuleDecideDisruptive, RuleDecideL7NoIntercept, RuleDecideTentative, RuleDecideNothing,
+		RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared, RuleNodeSeparationCluster,
+	}
+}
