@@ -1,0 +1,56 @@
+package clbtest
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Call is one request the server answered, for tests to assert on (for example that a
+// second, idempotent run made no write). It never holds a secret key, a token or a
+// signature; certificate material in parameters is redacted.
+type Call struct {
+	Time      time.Time
+	Action    string
+	Region    string
+	SecretID  string
+	RequestID string
+	// Params are the request parameters, flattened the way the SDK flattens GET requests
+	// ("ListenerIds.0", "HealthCheck.SourceIpType"); values are strings.
+	Params map[string]string
+	// Write is true for actions that change state (and start a task).
+	Write bool
+	// ErrorCode is empty when the call succeeded.
+	ErrorCode string
+	// HTTPStatus is 200 unless a fault injected another status.
+	HTTPStatus int
+}
+
+// Param returns one parameter, or "".
+func (c Call) Param(key string) string { return c.Params[key] }
+
+// Calls returns every call so far, oldest first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		c.Params = maps.Clone(c.Params)
+		out[i] = c
+	}
+	return out
+}
+
+// Writes returns the calls that changed state: write actions that were accepted.
+func (s *Server) Writes() []Call {
+	return slices.DeleteFunc(s.Calls(), func(c Call) bool {
+		return !c.Write || c.ErrorCode != "" || c.HTTPStatus != 200
+	})
+}
+
+// ResetCalls forgets the call log.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
+}
