@@ -7,6 +7,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -36,8 +37,11 @@ type Cluster struct {
 	configMaps map[nsName]*corev1.ConfigMap
 	slices     map[nsName][]*discoveryv1.EndpointSlice
 	pods       []*corev1.Pod
+	custom     map[customKey]*unstructured.Unstructured
 	clients    labels.Selector
 }
+
+type customKey struct{ group, kind, ns, name string }
 
 // NewCluster indexes objects for evaluation. Objects of other kinds are ignored; the caller
 // evaluates Services and Ingresses separately.
@@ -48,6 +52,7 @@ func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error
 		services:   map[nsName]*corev1.Service{},
 		configMaps: map[nsName]*corev1.ConfigMap{},
 		slices:     map[nsName][]*discoveryv1.EndpointSlice{},
+		custom:     map[customKey]*unstructured.Unstructured{},
 	}
 	if profile.Clients != "" {
 		sel, err := labels.Parse(profile.Clients)
@@ -81,7 +86,16 @@ func (c *Cluster) Add(obj runtime.Object) {
 		}
 	case *corev1.Pod:
 		c.pods = append(c.pods, o)
+	case *unstructured.Unstructured:
+		gvk := o.GroupVersionKind()
+		c.custom[customKey{gvk.Group, gvk.Kind, o.GetNamespace(), o.GetName()}] = o
 	}
+}
+
+// Custom returns an object of a kind the core has no type for (a cloud's CRD such as
+// TkeServiceConfig), by API group, kind, namespace and name; nil when unknown.
+func (c *Cluster) Custom(group, kind, ns, name string) *unstructured.Unstructured {
+	return c.custom[customKey{group, kind, ns, name}]
 }
 
 // Node returns a node by name, or nil.
