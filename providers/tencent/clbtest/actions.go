@@ -212,7 +212,7 @@ func (s *Server) describeLoadBalancers(req *request, p *describeLoadBalancersPar
 		case lb.Region != req.region,
 			len(p.LoadBalancerIds) > 0 && !slices.Contains(p.LoadBalancerIds, lb.ID),
 			p.LoadBalancerType != nil && lb.Type != *p.LoadBalancerType,
-			p.Forward != nil && *p.Forward != 1, // every modelled instance is Forward=1
+			p.Forward != nil && *p.Forward != 1,     // every modelled instance is Forward=1
 			p.ProjectId != nil && *p.ProjectId != 0, // and in the default project
 			p.LoadBalancerName != nil && !strings.Contains(lb.Name, *p.LoadBalancerName),
 			p.Domain != nil && !strings.Contains(lb.Domain, *p.Domain),
