@@ -92,7 +92,10 @@ type labCase struct {
 	want want
 }
 
+// runCases runs each case in its own lab, all in parallel (with each other and with the other
+// tests calling runCases): labs share nothing but the sandbox.
 func runCases(t *testing.T, cases []labCase) {
+	t.Parallel()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			Require(t)

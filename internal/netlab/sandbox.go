@@ -105,31 +105,23 @@ func reexecInSandbox() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find the test binary to re-execute: %w", err)
 	}
-	cmd := exec.Command(self, os.Args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), sandboxEnv+"=1")
-	attr := &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET,
-		// The child must not outlive us (go test's own timeout kills only this process).
-		Pdeathsig: syscall.SIGKILL,
-	}
-	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
-		// Map the caller to root inside a new user namespace: enough for ip, iptables and
-		// conntrack in namespaces it owns (TESTING.md §1, `unshare -rnm`). setgroups must be
-		// denied before an unprivileged gid_map write.
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-	}
-	cmd.SysProcAttr = attr
-
 	// Pdeathsig fires when the creating thread exits, not the process; pin it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("create user/mount/network namespaces (are unprivileged user namespaces allowed?): %w", err)
+
+	// Root gets plain mount+network namespaces. A root without CAP_SYS_ADMIN (an unprivileged
+	// container) gets EPERM there and may still create a user namespace, like everyone else.
+	userns := os.Geteuid() != 0
+	cmd := sandboxCommand(self, userns)
+	err = cmd.Start()
+	if err != nil && !userns && errors.Is(err, syscall.EPERM) {
+		cmd = sandboxCommand(self, true)
+		err = cmd.Start()
 	}
+	if err != nil {
+		return 0, fmt.Errorf("create mount/network namespaces%s: %w", namespaceHint(userns, err), err)
+	}
+
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGQUIT)
 	done := make(chan struct{})
@@ -160,6 +152,46 @@ func reexecInSandbox() (int, error) {
 		fmt.Fprintf(os.Stderr, "netlab: sandboxed test binary: %v\n", err)
 		return 2, nil
 	}
+}
+
+// sandboxCommand is this binary, same arguments, marked as the sandboxed child, to be started
+// in new mount and network namespaces (and a user namespace when userns).
+func sandboxCommand(self string, userns bool) *exec.Cmd {
+	cmd := exec.Command(self, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), sandboxEnv+"=1")
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET,
+		// The child must not outlive us (go test's own timeout kills only this process).
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if userns {
+		// Map the caller to root inside a new user namespace: enough for ip, iptables and
+		// conntrack in namespaces it owns (TESTING.md §1, `unshare -rnm`). setgroups must be
+		// denied before an unprivileged gid_map write.
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// namespaceHint turns the kernel's terse errno into the likely cause.
+func namespaceHint(userns bool, err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return " (user namespace limit reached: sysctl user.max_user_namespaces)"
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
+		if userns {
+			return " (unprivileged user namespaces are not allowed here: kernel.unprivileged_userns_clone, an AppArmor/seccomp policy, or a container runtime forbids them)"
+		}
+		return " (not permitted)"
+	case errors.Is(err, syscall.EINVAL):
+		return " (kernel without user or network namespaces)"
+	}
+	return ""
 }
 
 // enterSandbox finishes the sandbox from inside the new namespaces: private mounts, a tmpfs on

@@ -385,6 +385,9 @@ func (s Scenario) Validate() error {
 
 // inPlan reports whether a is one of the addresses the lab assigns or routes itself.
 func inPlan(a netip.Addr) bool {
+	if !a.Is4() {
+		return false
+	}
 	if ClusterCIDR.Contains(a) || a == routedGateway {
 		return true
 	}
