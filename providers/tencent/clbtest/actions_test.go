@@ -57,9 +57,9 @@ func TestDescribeLoadBalancers(t *testing.T) {
 		wantCode  string
 	}{
 		"default: newest first, this region only": {mutate: func(*clb.DescribeLoadBalancersRequest) {}, wantIDs: []string{"lb-5", "lb-4", "lb-3", "lb-2", "lb-1"}, wantTotal: 5},
-		"first page":  {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Limit = common.Int64Ptr(2) }, wantIDs: []string{"lb-5", "lb-4"}, wantTotal: 5},
-		"second page": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Offset, r.Limit = common.Int64Ptr(2), common.Int64Ptr(2) }, wantIDs: []string{"lb-3", "lb-2"}, wantTotal: 5},
-		"last page":   {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Offset, r.Limit = common.Int64Ptr(4), common.Int64Ptr(2) }, wantIDs: []string{"lb-1"}, wantTotal: 5},
+		"first page":   {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Limit = common.Int64Ptr(2) }, wantIDs: []string{"lb-5", "lb-4"}, wantTotal: 5},
+		"second page":  {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Offset, r.Limit = common.Int64Ptr(2), common.Int64Ptr(2) }, wantIDs: []string{"lb-3", "lb-2"}, wantTotal: 5},
+		"last page":    {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Offset, r.Limit = common.Int64Ptr(4), common.Int64Ptr(2) }, wantIDs: []string{"lb-1"}, wantTotal: 5},
 		"past the end": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Offset = common.Int64Ptr(10) }, wantIDs: nil, wantTotal: 5},
 		"oldest first": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.OrderType = common.Int64Ptr(0) }, wantIDs: []string{"lb-1", "lb-2", "lb-3", "lb-4", "lb-5"}, wantTotal: 5},
 		"by name": {mutate: func(r *clb.DescribeLoadBalancersRequest) {
@@ -68,14 +68,16 @@ func TestDescribeLoadBalancers(t *testing.T) {
 		"by IDs, unknown ones ignored": {mutate: func(r *clb.DescribeLoadBalancersRequest) {
 			r.LoadBalancerIds = common.StringPtrs([]string{"lb-2", "lb-nope", "lb-sh"})
 		}, wantIDs: []string{"lb-2"}, wantTotal: 1},
-		"by type":  {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerType = common.StringPtr("OPEN") }, wantIDs: []string{"lb-4", "lb-2"}, wantTotal: 2},
-		"by VIP":   {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerVips = common.StringPtrs([]string{"10.0.0.3"}) }, wantIDs: []string{"lb-3"}, wantTotal: 1},
+		"by type": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerType = common.StringPtr("OPEN") }, wantIDs: []string{"lb-4", "lb-2"}, wantTotal: 2},
+		"by VIP": {mutate: func(r *clb.DescribeLoadBalancersRequest) {
+			r.LoadBalancerVips = common.StringPtrs([]string{"10.0.0.3"})
+		}, wantIDs: []string{"lb-3"}, wantTotal: 1},
 		"by name fragment": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerName = common.StringPtr("svc-a") }, wantIDs: []string{"lb-5"}, wantTotal: 1},
-		"search key": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.SearchKey = common.StringPtr("10.0.0.1") }, wantIDs: []string{"lb-1"}, wantTotal: 1},
-		"by VPC":     {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.VpcId = common.StringPtr("vpc-2") }, wantIDs: nil, wantTotal: 0},
-		"limit above 100": {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Limit = common.Int64Ptr(101) }, wantCode: clbtest.CodeInvalidParameterRange},
-		"bad type":        {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerType = common.StringPtr("PUBLIC") }, wantCode: clbtest.CodeInvalidParameterValue},
-		"bad order":       {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.OrderBy = common.StringPtr("VIP") }, wantCode: clbtest.CodeInvalidParameterValue},
+		"search key":       {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.SearchKey = common.StringPtr("10.0.0.1") }, wantIDs: []string{"lb-1"}, wantTotal: 1},
+		"by VPC":           {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.VpcId = common.StringPtr("vpc-2") }, wantIDs: nil, wantTotal: 0},
+		"limit above 100":  {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.Limit = common.Int64Ptr(101) }, wantCode: clbtest.CodeInvalidParameterRange},
+		"bad type":         {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerType = common.StringPtr("PUBLIC") }, wantCode: clbtest.CodeInvalidParameterValue},
+		"bad order":        {mutate: func(r *clb.DescribeLoadBalancersRequest) { r.OrderBy = common.StringPtr("VIP") }, wantCode: clbtest.CodeInvalidParameterValue},
 		"too many IDs": {mutate: func(r *clb.DescribeLoadBalancersRequest) {
 			for i := range 21 {
 				r.LoadBalancerIds = append(r.LoadBalancerIds, common.StringPtr(fmt.Sprint("lb-x", i)))
@@ -177,10 +179,12 @@ func TestDescribeListeners(t *testing.T) {
 		want     []string
 		wantCode string
 	}{
-		"all of one LB":   {mutate: func(*clb.DescribeListenersRequest) {}, want: []string{"lb-a-tcp", "lb-a-http", "lb-a-udp", "lb-a-https"}},
-		"by protocol":     {mutate: func(r *clb.DescribeListenersRequest) { r.Protocol = common.StringPtr("UDP") }, want: []string{"lb-a-udp"}},
-		"by port":         {mutate: func(r *clb.DescribeListenersRequest) { r.Port = common.Int64Ptr(80) }, want: []string{"lb-a-tcp", "lb-a-udp"}},
-		"by IDs":          {mutate: func(r *clb.DescribeListenersRequest) { r.ListenerIds = common.StringPtrs([]string{"lb-a-https", "lb-b-tcp"}) }, want: []string{"lb-a-https"}},
+		"all of one LB": {mutate: func(*clb.DescribeListenersRequest) {}, want: []string{"lb-a-tcp", "lb-a-http", "lb-a-udp", "lb-a-https"}},
+		"by protocol":   {mutate: func(r *clb.DescribeListenersRequest) { r.Protocol = common.StringPtr("UDP") }, want: []string{"lb-a-udp"}},
+		"by port":       {mutate: func(r *clb.DescribeListenersRequest) { r.Port = common.Int64Ptr(80) }, want: []string{"lb-a-tcp", "lb-a-udp"}},
+		"by IDs": {mutate: func(r *clb.DescribeListenersRequest) {
+			r.ListenerIds = common.StringPtrs([]string{"lb-a-https", "lb-b-tcp"})
+		}, want: []string{"lb-a-https"}},
 		"nothing matches": {mutate: func(r *clb.DescribeListenersRequest) { r.Port = common.Int64Ptr(9) }, want: nil},
 		"unknown LB":      {mutate: func(r *clb.DescribeListenersRequest) { r.LoadBalancerId = common.StringPtr("lb-zzz") }, wantCode: clbtest.CodeLBIDNotFound},
 		"no LB":           {mutate: func(r *clb.DescribeListenersRequest) { r.LoadBalancerId = nil }, wantCode: clbtest.CodeMissingParameter},
@@ -395,10 +399,10 @@ func TestCreateListener(t *testing.T) {
 		ports    []int64
 		want     string
 	}{
-		"HTTP on a TCP port":   {protocol: "HTTP", ports: []int64{80}, want: clbtest.CodePortCheckFailed},
-		"port listed twice":    {protocol: "TCP", ports: []int64{9100, 9100}, want: clbtest.CodePortCheckFailed},
-		"port out of range":    {protocol: "TCP", ports: []int64{70000}, want: clbtest.CodeInvalidParameterRange},
-		"bad protocol":         {protocol: "SCTP", ports: []int64{9200}, want: clbtest.CodeInvalidParameterValue},
+		"HTTP on a TCP port":    {protocol: "HTTP", ports: []int64{80}, want: clbtest.CodePortCheckFailed},
+		"port listed twice":     {protocol: "TCP", ports: []int64{9100, 9100}, want: clbtest.CodePortCheckFailed},
+		"port out of range":     {protocol: "TCP", ports: []int64{70000}, want: clbtest.CodeInvalidParameterRange},
+		"bad protocol":          {protocol: "SCTP", ports: []int64{9200}, want: clbtest.CodeInvalidParameterValue},
 		"UDP shares a TCP port": {protocol: "UDP", ports: []int64{9000}, want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {

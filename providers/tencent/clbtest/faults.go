@@ -19,10 +19,15 @@ type Fault struct {
 	// Delay is real (wall-clock) time to wait before answering; the SDK's own timeout
 	// (HttpProfile.ReqTimeout) applies to it.
 	Delay time.Duration
-	// HTTPStatus, when non-zero, answers with this status and a non-JSON body, as a
-	// gateway failure would. The SDK then reports ClientError.HttpStatusCodeError and
-	// loses any code (TESTING.md §4).
+	// HTTPStatus, when non-zero, answers with this status instead of an API response.
+	// HTTPBody is the body sent with it; empty means a JSON object without an "Error",
+	// for which SDK v1.3.156 reports ClientError.HttpStatusCodeError (TESTING.md §4).
+	// The SDK parses the body before it looks at the status (common/ratelimitretry.go
+	// TryReadErr), so a non-JSON body, such as a proxy's HTML error page, surfaces as
+	// ClientError.ParseJsonError instead, and a JSON body with an "Error" surfaces as that
+	// error's code whatever the status.
 	HTTPStatus int
+	HTTPBody   string
 	// Code and Message answer with an API error inside an HTTP 200 body.
 	Code    string
 	Message string
@@ -45,7 +50,8 @@ func ThrottleFault(code string) Fault {
 	return Fault{Code: code, Message: throttleMessage(DefaultRateLimit+1, DefaultRateLimit)}
 }
 
-// HTTPFault answers with an HTTP status (typically 5xx) instead of an API response.
+// HTTPFault answers with an HTTP status (typically 5xx) instead of an API response; the
+// SDK reports ClientError.HttpStatusCodeError.
 func HTTPFault(status int) Fault { return Fault{HTTPStatus: status} }
 
 // DelayFault waits d before answering normally.
@@ -97,6 +103,8 @@ func (s *Server) takeFaultLocked(action string) *Fault {
 	return nil
 }
 
+// faultBody is the default body of an injected HTTP status: JSON the SDK can parse but
+// that holds no error code, so the status is what it reports.
 func faultBody(status int) string {
-	return fmt.Sprintf("clbtest: injected HTTP %d %s\n", status, http.StatusText(status))
+	return fmt.Sprintf(`{"clbtest":"injected HTTP %d %s"}`, status, http.StatusText(status))
 }

@@ -124,7 +124,8 @@ func taskStatus(t *testing.T, c *clb.Client, taskID string) *clb.DescribeTaskSta
 	return resp.Response
 }
 
-// waitTask polls like a provider would; tasks here take milliseconds at most.
+// waitTask polls like a provider would, gently enough to stay under the default 20
+// requests/second of DescribeTaskStatus; tasks here take milliseconds at most.
 func waitTask(t *testing.T, c *clb.Client, taskID string) *clb.DescribeTaskStatusResponseParams {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -133,7 +134,7 @@ func waitTask(t *testing.T, c *clb.Client, taskID string) *clb.DescribeTaskStatu
 		if *st.Status != 2 || time.Now().After(deadline) {
 			return st
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -213,13 +213,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	call := Call{Time: req.now, Action: req.action, Region: req.region, RequestID: req.requestID, Write: writeActions[req.action], HTTPStatus: http.StatusOK}
 
-	result, apiErr, status := s.serve(r, req, &call)
+	result, apiErr, fault := s.serve(r, req, &call)
 	switch {
-	case status != http.StatusOK:
-		call.HTTPStatus = status
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, faultBody(status))
+	case fault != nil:
+		call.HTTPStatus = fault.HTTPStatus
+		body := fault.HTTPBody
+		if body == "" {
+			body = faultBody(fault.HTTPStatus)
+			w.Header().Set("Content-Type", "application/json")
+		} else {
+			w.Header().Set("Content-Type", http.DetectContentType([]byte(body)))
+		}
+		w.WriteHeader(fault.HTTPStatus)
+		_, _ = io.WriteString(w, body)
 	case apiErr != nil:
 		call.ErrorCode = apiErr.Code
 		writeJSON(w, map[string]any{"Response": map[string]any{
@@ -249,46 +255,47 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // serve runs the pipeline: protocol, body, signature, version/action/region, parameters,
 // scripted faults, rate limit, then the action itself.
-func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiError, int) {
+// The third result is set when a fault replaces the API response with an HTTP status.
+func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiError, *Fault) {
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
-		return nil, errorf(CodeUnsupportedProtocol, "Only GET and POST requests are supported."), http.StatusOK
+		return nil, errorf(CodeUnsupportedProtocol, "Only GET and POST requests are supported."), nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		return nil, errorf(CodeInternalError, "clbtest could not read the request body."), http.StatusOK
+		return nil, errorf(CodeInternalError, "clbtest could not read the request body."), nil
 	}
 	if len(body) > maxBodyBytes {
-		return nil, errorf(CodeRequestSizeLimitExceeded, "The request body is larger than %d bytes.", maxBodyBytes), http.StatusOK
+		return nil, errorf(CodeRequestSizeLimitExceeded, "The request body is larger than %d bytes.", maxBodyBytes), nil
 	}
 	call.Params = flattenForLog(r.Method, body, r.URL.Query())
 
 	secretID, apiErr := s.authenticate(r, body, req.now)
 	call.SecretID = secretID
 	if apiErr != nil {
-		return nil, apiErr, http.StatusOK
+		return nil, apiErr, nil
 	}
 
 	switch version := r.Header.Get("X-TC-Version"); {
 	case req.action == "":
-		return nil, missing("Action"), http.StatusOK
+		return nil, missing("Action"), nil
 	case version == "":
-		return nil, missing("Version"), http.StatusOK
+		return nil, missing("Version"), nil
 	case version != APIVersion:
-		return nil, errorf(CodeNoSuchVersion, "The API version `%s` does not exist; clb serves %s.", version, APIVersion), http.StatusOK
+		return nil, errorf(CodeNoSuchVersion, "The API version `%s` does not exist; clb serves %s.", version, APIVersion), nil
 	}
 	h, ok := handlers[req.action]
 	if !ok {
-		return nil, errorf(CodeInvalidAction, "The action `%s` is not implemented by clbtest (clb %s).", req.action, APIVersion), http.StatusOK
+		return nil, errorf(CodeInvalidAction, "The action `%s` is not implemented by clbtest (clb %s).", req.action, APIVersion), nil
 	}
 	if req.region == "" {
-		return nil, missing("Region"), http.StatusOK
+		return nil, missing("Region"), nil
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-		return nil, errorf(CodeInvalidParameter, "POST requests must carry Content-Type application/json."), http.StatusOK
+		return nil, errorf(CodeInvalidParameter, "POST requests must carry Content-Type application/json."), nil
 	}
 	params := h.newParams()
 	if apiErr := decodeParams(r.Method, body, r.URL.Query(), params); apiErr != nil {
-		return nil, apiErr, http.StatusOK
+		return nil, apiErr, nil
 	}
 
 	s.mu.Lock()
@@ -305,9 +312,9 @@ func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiErro
 		}
 		switch {
 		case fault.HTTPStatus != 0:
-			return nil, nil, fault.HTTPStatus
+			return nil, nil, fault
 		case fault.Code != "":
-			return nil, &apiError{Code: fault.Code, Message: fault.Message}, http.StatusOK
+			return nil, &apiError{Code: fault.Code, Message: fault.Message}, nil
 		case fault.FailTask != "":
 			req.fault = fault
 		}
@@ -316,11 +323,11 @@ func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiErro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if apiErr := s.throttleLocked(req.action, req.now.Unix()); apiErr != nil {
-		return nil, apiErr, http.StatusOK
+		return nil, apiErr, nil
 	}
 	s.settleLocked()
 	result, apiErr := h.serve(s, req, params)
-	return result, apiErr, http.StatusOK
+	return result, apiErr, nil
 }
 
 func isJSON(contentType string) bool {
