@@ -61,6 +61,15 @@ func newServer(t *testing.T, opts *clbtest.Options) *clbtest.Server {
 // newClient builds the official SDK client the way loopguard does.
 func newClient(t *testing.T, srv *clbtest.Server, region, ak, sk string) *clb.CLB {
 	t.Helper()
+	c, err := buildClient(srv, region, ak, sk)
+	if err != nil {
+		t.Fatalf("session: %v", err)
+	}
+	return c
+}
+
+// buildClient is newClient for goroutines, which must not call t.Fatal.
+func buildClient(srv *clbtest.Server, region, ak, sk string) (*clb.CLB, error) {
 	cfg := volcengine.NewConfig().
 		WithRegion(region).
 		WithCredentials(credentials.NewStaticCredentials(ak, sk, "")).
@@ -70,9 +79,9 @@ func newClient(t *testing.T, srv *clbtest.Server, region, ak, sk string) *clb.CL
 		WithHTTPClient(srv.Client())
 	sess, err := session.NewSession(cfg)
 	if err != nil {
-		t.Fatalf("session: %v", err)
+		return nil, err
 	}
-	return clb.New(sess)
+	return clb.New(sess), nil
 }
 
 func defaultClient(t *testing.T, srv *clbtest.Server) *clb.CLB {
