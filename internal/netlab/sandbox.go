@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// sandboxEnv marks the re-executed test binary that runs inside the sandbox.
+// sandboxEnv marks the re-executed test binary that runs inside the sandbox. Its value is the
+// parent's namespace identities, so a child can prove it really is in new ones.
 const sandboxEnv = "LOOPGUARD_NETLAB_SANDBOX"
 
 // runDir is where network namespaces are pinned. It is the private tmpfs the sandbox mounts
@@ -39,8 +40,8 @@ var sandboxErr = errors.New("netlab: not inside the sandbox (call netlab.Main fr
 // allowed, ip or iptables-restore missing — the tests run where they are and Require skips
 // them with the reason; nothing touches the host network either way.
 func Main(m *testing.M) int {
-	if os.Getenv(sandboxEnv) == "1" {
-		sandboxErr = enterSandbox()
+	if parent, ok := os.LookupEnv(sandboxEnv); ok {
+		sandboxErr = enterSandbox(parent)
 		return m.Run()
 	}
 	if err := missingTools(); err != nil {
@@ -159,7 +160,7 @@ func reexecInSandbox() (int, error) {
 func sandboxCommand(self string, userns bool) *exec.Cmd {
 	cmd := exec.Command(self, os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), sandboxEnv+"=1")
+	cmd.Env = append(os.Environ(), sandboxEnv+"="+namespaceIDs())
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET,
 		// The child must not outlive us (go test's own timeout kills only this process).
@@ -194,9 +195,52 @@ func namespaceHint(userns bool, err error) string {
 	return ""
 }
 
+// namespaceIDs identifies this process's mount and network namespaces ("mnt:[…] net:[…]").
+func namespaceIDs() string {
+	var ids []string
+	for _, ns := range []string{"mnt", "net"} {
+		id, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			id = ns + ":unknown"
+		}
+		ids = append(ids, id)
+	}
+	return strings.Join(ids, " ")
+}
+
+// checkNewNamespaces accepts only a marker that names both of the parent's namespaces and a
+// process whose mount and network namespaces both differ from them. Anything else (a marker
+// like "1", an unreadable namespace) is refused: the cost of a wrong yes is the host's /run.
+func checkNewNamespaces(parent, mine string) error {
+	ids := func(s string) map[string]string {
+		m := map[string]string{}
+		for _, f := range strings.Fields(s) {
+			kind, _, ok := strings.Cut(f, ":[")
+			if ok && strings.HasSuffix(f, "]") && (kind == "mnt" || kind == "net") {
+				m[kind] = f
+			}
+		}
+		return m
+	}
+	p, m := ids(parent), ids(mine)
+	for _, kind := range []string{"mnt", "net"} {
+		if p[kind] == "" || m[kind] == "" || p[kind] == m[kind] {
+			return fmt.Errorf("%s=%q is set, but this process (%s) cannot be shown to be in new mount and network namespaces: refusing to mount over %s", sandboxEnv, parent, mine, runDir)
+		}
+	}
+	return nil
+}
+
 // enterSandbox finishes the sandbox from inside the new namespaces: private mounts, a tmpfs on
-// /run, a directory for namespace pins, and a working iptables.
-func enterSandbox() error {
+// /run, a directory for namespace pins, and a working iptables. parent is the re-executing
+// process's namespaceIDs.
+func enterSandbox(parent string) error {
+	// Mounting over /run is only harmless in a mount namespace of our own. Should the marker
+	// leak into a process that shares its namespaces with the host (an exported variable, a
+	// test binary started by hand), refuse rather than shadow the host's /run.
+	if err := checkNewNamespaces(parent, namespaceIDs()); err != nil {
+		return err
+	}
 	// Without this, a shared / (systemd's default) would propagate the /run tmpfs and every
 	// namespace pin back to the host's mount namespace.
 	if err := syscall.Mount("none", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {

@@ -78,3 +78,27 @@ func TestAddressOwners(t *testing.T) {
 		t.Errorf("BridgeAddr(routed n2) = %v, want none", l.BridgeAddr("n2"))
 	}
 }
+
+// TestCheckNewNamespaces guards the one check that stands between a leaked sandbox marker and
+// a tmpfs over the host's /run. Pure: it never reaches a mount call.
+func TestCheckNewNamespaces(t *testing.T) {
+	host := "mnt:[4026531841] net:[4026531840]"
+	tests := map[string]struct {
+		parent, mine string
+		ok           bool
+	}{
+		"fresh namespaces":       {host, "mnt:[4026532001] net:[4026532002]", true},
+		"same namespaces":        {host, host, false},
+		"same mount namespace":   {host, "mnt:[4026531841] net:[4026532002]", false},
+		"same network namespace": {host, "mnt:[4026532001] net:[4026531840]", false},
+		"marker is just 1":       {"1", "mnt:[4026532001] net:[4026532002]", false},
+		"marker is empty":        {"", "mnt:[4026532001] net:[4026532002]", false},
+		"marker lacks net":       {"mnt:[4026531841]", "mnt:[4026532001] net:[4026532002]", false},
+		"own ids unreadable":     {host, "mnt:unknown net:unknown", false},
+	}
+	for name, tt := range tests {
+		if err := checkNewNamespaces(tt.parent, tt.mine); (err == nil) != tt.ok {
+			t.Errorf("%s: checkNewNamespaces(%q, %q) = %v, want ok=%v", name, tt.parent, tt.mine, err, tt.ok)
+		}
+	}
+}
