@@ -414,3 +414,30 @@ func TestCreateListener(t *testing.T) {
 		})
 	}
 }
+
+// TestRegionIsolation: CLB is regional; a client signed for another region sees neither
+// the instance nor the tasks of this one.
+func TestRegionIsolation(t *testing.T) {
+	srv := start(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}})
+	seedLB(t, srv, "lb-a")
+	home := client(t, srv)
+	away := clientWith(t, profileFor(srv), common.NewCredential(clbtest.DefaultSecretID, clbtest.DefaultSecretKey), "ap-shanghai")
+
+	dl := clb.NewDescribeListenersRequest()
+	dl.LoadBalancerId = common.StringPtr("lb-a")
+	if _, err := away.DescribeListeners(dl); codeOf(t, err) != clbtest.CodeLBIDNotFound {
+		t.Errorf("DescribeListeners from another region: %v", err)
+	}
+	if _, err := modify(t, away, "lb-a", "lb-a-tcp", enableSNAT); codeOf(t, err) != clbtest.CodeLBIDNotFound {
+		t.Errorf("ModifyListener from another region: %v", err)
+	}
+	task, err := modify(t, home, "lb-a", "lb-a-tcp", enableSNAT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := clb.NewDescribeTaskStatusRequest()
+	req.TaskId = common.StringPtr(task)
+	if _, err := away.DescribeTaskStatus(req); codeOf(t, err) != clbtest.CodeInvalidParameter {
+		t.Errorf("DescribeTaskStatus from another region: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package clbtest_test
 
 import (
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -513,5 +514,20 @@ func TestSeeding(t *testing.T) {
 	}
 	if srv.Endpoint() != "" || srv.Close() != nil {
 		t.Error("a handler-only server has no endpoint and closes as a no-op")
+	}
+}
+
+// TestMountedHandler: New gives a plain http.Handler users can serve their own way.
+func TestMountedHandler(t *testing.T) {
+	srv := clbtest.New(nil)
+	seedLB(t, srv, "lb-a")
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	cpf := profile.NewClientProfile()
+	cpf.HttpProfile.Endpoint = strings.TrimPrefix(ts.URL, "http://")
+	cpf.HttpProfile.Scheme = "HTTP"
+	c := clientWith(t, cpf, common.NewCredential(clbtest.DefaultSecretID, clbtest.DefaultSecretKey), clbtest.DefaultRegion)
+	if l := describeListener(t, c, "lb-a", "lb-a-tcp"); *l.Port != 80 {
+		t.Errorf("listener = %+v", l)
 	}
 }

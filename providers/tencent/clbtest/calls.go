@@ -41,7 +41,8 @@ func (s *Server) Calls() []Call {
 	return out
 }
 
-// Writes returns the calls that changed state: write actions that were accepted.
+// Writes returns the write calls the server accepted (each started a task; a task can
+// still fail). An idempotent second run of a provider should add none.
 func (s *Server) Writes() []Call {
 	return slices.DeleteFunc(s.Calls(), func(c Call) bool {
 		return !c.Write || c.ErrorCode != "" || c.HTTPStatus != 200

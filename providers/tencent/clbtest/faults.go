@@ -14,7 +14,8 @@ const AnyAction = "*"
 // signature is verified, so a faulted call is one the cloud accepted and then failed.
 // The fields combine: Delay is waited first, then the first set of HTTPStatus, Code and
 // FailTask decides the answer. A Fault with only Delay set slows a call that then runs
-// normally.
+// normally. A fault is used up by the call it applies to, whatever that call's outcome
+// (a FailTask fault spent on a write refused for a bad parameter is gone).
 type Fault struct {
 	// Delay is real (wall-clock) time to wait before answering; the SDK's own timeout
 	// (HttpProfile.ReqTimeout) applies to it.
