@@ -10,17 +10,37 @@
 //
 // # Shape of a lab
 //
-//	client Pod ─┐                                   ┌─ backend Pod
-//	            ├─ node n1 ──┐              ┌── node n2 ─┤
-//	   (bridge cni0 or /32 routes + proxy ARP)   (same choices)
-//	                         └── LB namespace ──┘
-//	                 (VPC router; holds the VIP; DNAT VIP:port → NodePort or Pod; optional SNAT)
+//	Pod ─┐                                          ┌─ Pod
+//	Pod ─┼─ node n1 ─── LB namespace ─── node n2 ───┼─ Pod
+//	     │ (cni0 bridge, or /32 routes + proxy ARP)  │
+//
+// Every Pod, node and the LB is its own network namespace. The LB namespace is also the VPC router: it holds the VIP,
+// DNATs VIP:port to a NodePort or straight to a Pod, optionally SNATs, and routes every Pod
+// CIDR to its node. Nodes run kube-proxy-shaped iptables rules and, per node, may intercept
+// the VIP.
 //
 // A Scenario names nodes, Pods, the Service (one endpoint, so every path ends at one known
 // Pod), the LB and the connection to open. Build turns it into namespaces; Lab.Connect opens
 // the connection; Run does both and tears down. The package deliberately does not import
 // core: a test translates a core scenario into a Scenario and compares core's prediction
 // with Result, so the two models stay independent.
+//
+// Result says whether the exchange with the backend completed, the source address the
+// backend saw and whose it is (Origin: the client Pod, the LB, a node, a node's bridge), and,
+// for a failure, who answered the client's SYN in place of the address it dialed
+// (StrayReplies: the backend's own address is the loop of DOMAIN.md §1; none at all means the
+// packet was dropped, as for the martian of §6). Outcomes and addresses only, never packet
+// counts, which depend on SYN retransmission timing (TESTING.md §1 pitfalls).
+//
+// A test package that uses netlab needs:
+//
+//	func TestMain(m *testing.M) { os.Exit(netlab.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		netlab.Require(t)
+//		res, err := netlab.Run(t.Context(), scenario)
+//		...
+//	}
 //
 // # Isolation
 //

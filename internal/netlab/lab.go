@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,8 @@ func Build(ctx context.Context, sc Scenario) (*Lab, error) {
 		return nil, fmt.Errorf("netlab: invalid scenario: %w", err)
 	}
 	sc = sc.withDefaults()
+	// The lab keeps the scenario; the caller's slices stay theirs.
+	sc.Nodes, sc.Pods = slices.Clone(sc.Nodes), slices.Clone(sc.Pods)
 	for _, n := range sc.Nodes {
 		if n.Intercept == InterceptIPVS {
 			if err := IPVSAvailable(); err != nil {
@@ -168,15 +171,16 @@ func (l *Lab) build(ctx context.Context) error {
 	}
 
 	// 2. Namespace-wide sysctls, before links exist so new interfaces inherit "default".
-	// rp_filter is written explicitly (0 = off, the kernel default in a new namespace): with
-	// strict reverse-path filtering the no-SNAT loop packet would be dropped at the node
-	// instead of being answered with the backend's address, which is the failure TESTING.md
-	// row 1 observed (client gets a SYN-ACK from backend:8080 and answers RST).
+	// rp_filter is written explicitly (0 = off, the kernel default in a new namespace), to
+	// keep the failure mechanism TESTING.md row 1 observed: the client gets a SYN-ACK from
+	// backend:8080 and answers RST. With rp_filter=1 on the client's node the outcome is the
+	// same failure, but silent: the node drops the LB's packet, whose Pod source it routes via
+	// cni0, not eth0 (measured: no SYN-ACK reaches the client).
 	common := []sysctl{
 		{"net.ipv4.conf.all.rp_filter", "0"},
 		{"net.ipv4.conf.default.rp_filter", "0"},
 	}
-	router := append([]sysctl{{"net.ipv4.ip_forward", "1"}}, common...)
+	router := slices.Concat([]sysctl{{"net.ipv4.ip_forward", "1"}}, common)
 	if err := writeSysctls(l.lbNS, router); err != nil {
 		return err
 	}
@@ -186,7 +190,7 @@ func (l *Lab) build(ctx context.Context) error {
 			nf = "1"
 		}
 		// Per namespace, 1 by default: always written (TESTING.md §1).
-		if err := writeSysctls(l.nodeNS[n.Name], append(router, sysctl{"net.bridge.bridge-nf-call-iptables", nf})); err != nil {
+		if err := writeSysctls(l.nodeNS[n.Name], slices.Concat(router, []sysctl{{"net.bridge.bridge-nf-call-iptables", nf}})); err != nil {
 			return err
 		}
 	}

@@ -332,7 +332,9 @@ func TestRealIPVS(t *testing.T) {
 	runCases(t, []labCase{
 		{"VIP_on_kube-ipvs0/client_on_backend_node",
 			twoNodes(PodNetworkRouted, false, InterceptIPVS, "n1", "n1"),
-			// IPVS masquerade forwarding rewrites only the destination.
+			// UNVERIFIED (no IPVS on the machine this was written on): IPVS masquerade
+			// forwarding rewrites only the destination, so the backend should see the client
+			// Pod, and on a routed node the reply passes back through the node's IPVS.
 			want{connected: true, source: clientPod}},
 	})
 }
