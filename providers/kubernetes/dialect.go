@@ -1,0 +1,205 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// Name is the provider name of this dialect in profiles and output.
+const Name = "kubernetes"
+
+// Options tune the dialect. The zero value (or a nil *Options) is ready to use.
+type Options struct {
+	// ScopeAnnotations extends the built-in table of internal-LB annotations (ScopeAnnotations)
+	// with a cloud or CCM fork loopguard does not know. They are read after the built-in rows.
+	ScopeAnnotations []ScopeAnnotation
+	// BehindLB says which nodes the load balancer sends to; nil means every node not labelled
+	// node.kubernetes.io/exclude-from-external-load-balancers.
+	BehindLB core.NodeFilter
+}
+
+// Dialect is the plain KEP-1860 dialect: it reads status.loadBalancer.ingress[] (ip, hostname,
+// ipMode), the cluster's service proxy and its version, and the clouds' well-known annotations.
+// It reads only. It is safe for concurrent use.
+type Dialect struct {
+	opts Options
+}
+
+var _ core.Dialect = (*Dialect)(nil)
+
+// NewDialect returns the dialect; opts may be nil.
+func NewDialect(opts *Options) *Dialect {
+	d := &Dialect{}
+	if opts != nil {
+		d.opts = *opts
+		d.opts.ScopeAnnotations = append([]ScopeAnnotation(nil), opts.ScopeAnnotations...)
+	}
+	return d
+}
+
+// Recognizes reports whether this dialect can read obj. It is the fallback dialect for any
+// cloud, so it always says yes; Translate still answers ErrNotExposed for objects that are not
+// LoadBalancer Services.
+func Recognizes(obj runtime.Object) bool { return true }
+
+// Name returns "kubernetes".
+func (d *Dialect) Name() string { return Name }
+
+// Rules lists the dialect's documented rules.
+func (d *Dialect) Rules() []core.Rule { return rules() }
+
+// Translate reads one *corev1.Service. Ingress objects have no ipMode, so for them (and for
+// Services that are not of type LoadBalancer, and any other kind) it returns an error matching
+// core.ErrNotExposed. A status that the API server would reject, or a bad loopguard.io
+// annotation, is a *core.InvalidError naming every field at fault; nothing partial is
+// returned. c may be nil (nothing known about the cluster). Translate does not modify obj.
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		if o == nil {
+			return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: "Service"}, Msg: "nil Service"}
+		}
+		return d.service(o, c)
+	case *networkingv1.Ingress:
+		ref := core.ObjectRef{Kind: "Ingress"}
+		if o != nil {
+			ref.Namespace, ref.Name = o.Namespace, o.Name
+		}
+		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
+			Msg: "Ingress objects have no ipMode (" + string(RuleIngressNoIPMode.Code) + "): loopguard assesses the ingress controller's LoadBalancer Service instead"}
+	default:
+		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: fmt.Sprintf("%T", obj)},
+			Msg: "not a Service or Ingress"}
+	}
+}
+
+func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translation, error) {
+	if c == nil {
+		// NewCluster fails only on a bad profile client selector; the zero profile has none.
+		c, _ = core.NewCluster(core.ClusterProfile{})
+	}
+	ingress := svc.Status.LoadBalancer.Ingress
+	statusErrs := ValidateIngressStatus(IngressStatusPath(), ingress)
+	e, ov, err := core.ServiceBase(Name, svc, c, d.opts.BehindLB)
+	if err != nil {
+		var ie *core.InvalidError
+		if len(statusErrs) > 0 && errors.As(err, &ie) {
+			all := append(append(field.ErrorList(nil), ie.Errs...), statusErrs...)
+			return nil, core.Invalid(ie.Object, all)
+		}
+		return nil, err
+	}
+	if len(statusErrs) > 0 {
+		return nil, core.Invalid(e.Object, statusErrs)
+	}
+
+	dp := dataplaneOf(&c.Profile)
+	st := statusOf(ingress)
+	e.Intercept = intercept(&st, &dp, &e)
+	if e.Intercept == core.Yes && (dp.mode == core.ProxyModeIPTables || dp.mode == core.ProxyModeNFTables) &&
+		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		e.InterceptMasquerades = core.Yes
+		e.Reasons = append(e.Reasons, RuleInterceptMasquerade.Reason())
+	}
+	if dp.mode == core.ProxyModeIPVS && len(st.vips)+len(st.defaulted) > 0 {
+		e.Notes = append(e.Notes, RuleIPVSProbe.Reason())
+	}
+
+	if ov.Scope == core.ScopeUnknown {
+		d.scopeOf(svc, &e)
+	}
+	snat := lbSourceNAT(svc, e.Protocols)
+	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
+		applySourceNAT(&e, snat)
+	}
+	ov.Apply(&e)
+
+	offers := []core.Offer{
+		interceptOffer(svc, &e, &st, &dp),
+		nodeSeparationOffer(svc, &e, &st, &dp),
+		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
+	}
+	return &core.Translation{Exposure: e, Offers: offers}, nil
+}
+
+// interceptOffer is "publish ipMode VIP". Only the owner of the status can carry it out: the
+// cloud-controller-manager (a CCM fork, with adapters/cloudprovider). A dataplane never ignores
+// VIP (one that does not know ipMode treats every LB IP as VIP), so there is no version gate.
+func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer {
+	o := core.Offer{
+		Remedy: core.InterceptVIP,
+		Path:   core.PathVIP,
+		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
+		Reason: RuleOfferInterceptVIP.Reason(),
+	}
+	if (dp.mode == core.ProxyModeIPTables || dp.mode == core.ProxyModeNFTables) &&
+		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		// Intercepted traffic is masqueraded to a node address (RuleInterceptMasquerade).
+		o.Costs.ClientIP = core.ClientIPLost
+	}
+	var b strings.Builder
+	switch {
+	case len(st.proxy) > 0:
+		b.WriteString("change status.loadBalancer.ingress[].ipMode from Proxy to VIP for " + strings.Join(st.proxy, ", "))
+	case len(st.vips)+len(st.defaulted) > 0:
+		b.WriteString("keep status.loadBalancer.ingress[].ipMode VIP for " + strings.Join(st.ips(), ", "))
+	default:
+		b.WriteString("publish an ip with status.loadBalancer.ingress[].ipMode: VIP")
+	}
+	b.WriteString(" (the status belongs to the cloud-controller-manager: a CCM fork publishes it through loopguard's adapters/cloudprovider)")
+	if _, ok := svc.Annotations[annOCIIngressIPMode]; ok {
+		b.WriteString("; on Oracle OKE set " + annOCIIngressIPMode + ": VIP")
+	}
+	o.Action = b.String()
+
+	switch {
+	case st.n == 0:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleNotProvisioned.Reason()})
+	case len(st.ips()) == 0:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
+			Reason: RuleVIPNeedsIP.Because("The load balancer publishes only " + strings.Join(st.hostnames, ", ") + "; there is no IP for nodes to intercept.")})
+	}
+	switch dp.programsVIP {
+	case core.Unknown:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: dp.vipReason})
+	case core.No:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: dp.vipReason})
+	}
+	if e.ProxyProtocol == core.Yes {
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: RuleVIPBreaksProxyProtocol.Reason()})
+	}
+	return o
+}
+
+// nodeSeparationOffer is core's node separation, which needs in-cluster traffic to stay on the
+// load balancer: Proxy-mode addresses only do when the dataplane honours Proxy.
+func nodeSeparationOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer {
+	o := core.NodeSeparationOffer(e, svc.Spec.Selector)
+	switch {
+	case st.n == 0:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleNotProvisioned.Reason()})
+	case len(st.proxy) > 0 && dp.honoursProxy != core.Yes:
+		kind := core.PreconditionUnknown
+		if dp.honoursProxy == core.No {
+			kind = core.PreconditionVersion
+		}
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: kind,
+			Reason: RuleNodeSeparationNeedsProxy.Because(dp.proxyReason.Message + " (" + dp.component + " " + orUnknown(dp.have) + ", need " + orUnknown(dp.need) + ")")})
+	}
+	return o
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

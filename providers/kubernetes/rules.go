@@ -1,0 +1,172 @@
+package kubernetes
+
+import "github.com/loopguard/loopguard/core"
+
+// Sources cited by this dialect's rules. Each names the document or the exact code a rule
+// was read from, so a user can check it.
+const (
+	srcDomain5 = "DOMAIN.md §5 (upstream Kubernetes: KEP-1860, kube-proxy)"
+	srcKEP     = "KEP-1860 (kubernetes/enhancements keps/sig-network/1860-kube-proxy-IP-node-binding)"
+	srcGate    = "feature gate LoadBalancerIPMode: alpha 1.29 (off by default), beta 1.30 (on), GA 1.32, removed after 1.34 (kubernetes/website feature-gates/LoadBalancerIPMode.md)"
+	// Before the gate's removal, kube-proxy's IsVIPMode returned true whenever the gate was off
+	// ("backwards compat"), so a kube-proxy without the gate treats every LB IP as VIP.
+	srcKubeProxy = "kube-proxy: k8s.io/kubernetes v1.37.2 pkg/proxy/serviceport.go (only VIP-mode LB IPs become loadBalancerVIPs) and pkg/proxy/util/utils.go IsVIPMode; earlier releases returned true from IsVIPMode while the gate was off"
+	srcIPVS      = "kube-proxy ipvs mode binds every VIP-mode LB IP to the dummy device kube-ipvs0 (k8s.io/kubernetes pkg/proxy/ipvs/proxier.go)"
+	srcSkew      = "Kubernetes version skew policy (kubernetes.io/releases/version-skew-policy): kube-proxy must not be newer than kube-apiserver and may be up to three minor versions older (two before 1.25)"
+	srcDefaults  = "k8s.io/kubernetes v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Service (type LoadBalancer: ip without ipMode gets ipMode VIP)"
+	srcValidate  = "k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go ValidateLoadBalancerStatus"
+	srcCilium117 = "cilium/cilium#34780 (KEP-1860 for kube-proxy replacement, first released in 1.17.0)"
+	srcCilium118 = "cilium/cilium#40913 (1.18.0 no longer skips Proxy-mode LB IPs), fixed by cilium/cilium#40915 in 1.18.1"
+	srcMasq      = "kube-proxy k8s.io/kubernetes v1.37.2 pkg/proxy/iptables/proxier.go and pkg/proxy/nftables/proxier.go: the external-traffic chain masquerades when externalTrafficPolicy is not Local"
+	srcIPVSProbe = "Kubernetes blog 2023-12-18 \"Kubernetes 1.29: LoadBalancer IP mode\" (health checks from the LB never return once its IP is bound to kube-ipvs0); kubernetes/kubernetes#79783"
+	srcPPv       = "KEP-1860 motivation (kubernetes/kubernetes#66607: bypassing the LB loses TLS termination and PROXY protocol, causing protocol errors)"
+	srcHetzner   = "hetznercloud/hcloud-cloud-controller-manager#727 and #783 (ipMode Proxy when uses-proxyprotocol is on, so in-cluster clients work through the LB)"
+	srcOpenStack = "kubernetes/cloud-provider-openstack docs expose-applications-using-loadbalancer-type-service.md (PROXY protocol: hostname status) and #2587 (ipMode Proxy)"
+	srcAWS1160   = "kubernetes/cloud-provider-aws#1160 (internal NLB, instance targets: the CCM turns client-IP preservation on; clients on a backend's node fail)"
+	srcAWSTG     = "AWS Network Load Balancer guide, edit-target-group-attributes (client IP preservation: when off, the source is the NLB's private IP; always on for UDP); aws-load-balancer-controller guide/service/annotations"
+	srcOCINLB    = "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic (private NLB with is-preserve-source \"true\": no traffic where source and backend node are the same)"
+	srcIngress   = "DOMAIN.md §5 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
+	srcOverride  = "docs/annotations.md (loopguard.io annotations)"
+)
+
+// The dialect's rules. Codes are stable; docs/reasons.md lists them with these sources.
+var (
+	RuleNotProvisioned = core.Rule{Code: "k8s-not-provisioned",
+		Summary: "status.loadBalancer.ingress is empty: the load balancer is not provisioned yet, so which address clients use and whether nodes intercept it is not known.",
+		Source:  srcKEP}
+	RuleIPModeVIP = core.Rule{Code: "k8s-ipmode-vip",
+		Summary: "An ingress entry with ip and ipMode VIP: the service proxy programs the LB IP on every node and rewrites in-cluster traffic to it before routing.",
+		Source:  srcKEP + "; " + srcDomain5}
+	RuleIPModeDefaulted = core.Rule{Code: "k8s-ipmode-defaulted",
+		Summary: "An ingress entry with ip and no ipMode: the API server defaults ipMode to VIP, and dataplanes without KEP-1860 treat every LB IP as VIP.",
+		Source:  srcDefaults + "; " + srcKubeProxy}
+	RuleIPModeProxy = core.Rule{Code: "k8s-ipmode-proxy",
+		Summary: "An ingress entry with ipMode Proxy: a service proxy that honours it installs no rule for the LB IP, so in-cluster traffic is routed out to the load balancer.",
+		Source:  srcKEP + "; " + srcKubeProxy}
+	RuleHostnameOnly = core.Rule{Code: "k8s-hostname-only",
+		Summary: "An ingress entry with only a hostname (AWS, DigitalOcean, Linode, Alibaba style): no node holds the address the name resolves to, so traffic always reaches the load balancer.",
+		Source:  srcDomain5 + "; " + srcKubeProxy + " (entries without ip are skipped)"}
+	RuleMixedEntries = core.Rule{Code: "k8s-mixed-entries",
+		Summary: "The ingress entries disagree: clients that use some addresses are intercepted, clients that use the others reach the load balancer and can loop.",
+		Source:  srcKEP}
+	RuleProxyModeUnknown = core.Rule{Code: "k8s-proxy-mode-unknown",
+		Summary: "The service proxy mode is not declared (profile proxyMode: iptables, ipvs, nftables or ebpf), so whether nodes intercept LB IPs is not known.",
+		Source:  srcDomain5}
+	RuleKubeProxyVIP = core.Rule{Code: "k8s-kube-proxy-programs-vip",
+		Summary: "kube-proxy (iptables, nftables, ipvs) programs every VIP-mode LB IP; ipvs also binds it to kube-ipvs0.",
+		Source:  srcKubeProxy + "; " + srcIPVS}
+	RuleKubeProxyHonoursProxy = core.Rule{Code: "k8s-kube-proxy-honours-proxy",
+		Summary: "kube-proxy 1.30 and later skips Proxy-mode LB IPs (LoadBalancerIPMode beta, on by default; GA in 1.32).",
+		Source:  srcGate + "; " + srcKubeProxy}
+	RuleKubeProxyGateOff = core.Rule{Code: "k8s-kube-proxy-1.29-ignores-proxy",
+		Summary: "kube-proxy 1.29 has LoadBalancerIPMode alpha, off by default: it treats Proxy-mode LB IPs as VIP and intercepts them.",
+		Source:  srcGate + "; " + srcKubeProxy}
+	RuleKubeProxyTooOld = core.Rule{Code: "k8s-kube-proxy-predates-ipmode",
+		Summary: "kube-proxy older than 1.29 does not know ipMode: it intercepts every LB IP, Proxy or not.",
+		Source:  srcGate + "; " + srcKubeProxy}
+	RuleKubeProxySkewHonours = core.Rule{Code: "k8s-kube-proxy-skew-honours",
+		Summary: "The kube-proxy version is not declared, but the control plane is new enough that even the oldest kube-proxy the skew policy allows honours Proxy.",
+		Source:  srcSkew + "; " + srcGate}
+	RuleKubeProxySkewIgnores = core.Rule{Code: "k8s-kube-proxy-skew-ignores",
+		Summary: "The kube-proxy version is not declared, but the control plane is older than 1.30, so kube-proxy is too (it must not be newer): it ignores Proxy and intercepts.",
+		Source:  srcSkew + "; " + srcGate}
+	RuleKubeProxySkewUnknown = core.Rule{Code: "k8s-kube-proxy-skew-unknown",
+		Summary: "The kube-proxy version is not declared and may lag the control plane by up to three minor versions, to a release that ignores Proxy and still intercepts; declare kubeProxyVersion.",
+		Source:  srcSkew + "; " + srcGate}
+	RuleKubeProxyVersionUnknown = core.Rule{Code: "k8s-kube-proxy-version-unknown",
+		Summary: "Neither kubeProxyVersion nor kubernetesVersion is declared: whether kube-proxy honours ipMode Proxy (1.30 and later) is not known.",
+		Source:  srcGate}
+	RuleEBPFVIP = core.Rule{Code: "k8s-ebpf-programs-vip",
+		Summary: "An eBPF service dataplane that replaces kube-proxy intercepts VIP-mode LB IPs itself.",
+		Source:  srcDomain5 + "; UNCONFIRMED for eBPF dataplanes other than Cilium"}
+	RuleCiliumHonoursProxy = core.Rule{Code: "k8s-cilium-honours-proxy",
+		Summary: "Cilium's kube-proxy replacement skips Proxy-mode LB IPs since 1.17 (except 1.18.0).",
+		Source:  srcCilium117 + "; " + srcCilium118}
+	RuleCiliumTooOld = core.Rule{Code: "k8s-cilium-predates-ipmode",
+		Summary: "Cilium older than 1.17 does not implement ipMode: it intercepts every LB IP, Proxy or not.",
+		Source:  srcCilium117}
+	RuleCilium1180 = core.Rule{Code: "k8s-cilium-1.18.0-ignores-proxy",
+		Summary: "Cilium 1.18.0 regressed and no longer skips Proxy-mode LB IPs: it intercepts them (fixed in 1.18.1).",
+		Source:  srcCilium118}
+	RuleCiliumVersionUnknown = core.Rule{Code: "k8s-cilium-version-unknown",
+		Summary: "The Cilium version is not declared (profile dataplane.ciliumVersion): whether it honours ipMode Proxy (1.17+, not 1.18.0) is not known.",
+		Source:  srcCilium117 + "; " + srcCilium118}
+	RuleEBPFProxyUnknown = core.Rule{Code: "k8s-ebpf-ipmode-unknown",
+		Summary: "An eBPF dataplane other than Cilium: whether it honours ipMode Proxy is not known.",
+		Source:  srcDomain5}
+	RuleInterceptMasquerade = core.Rule{Code: "k8s-intercept-masquerade",
+		Summary: "kube-proxy (iptables, nftables) masquerades intercepted traffic to an LB IP when externalTrafficPolicy is Cluster: the backend sees a node address.",
+		Source:  srcMasq}
+	RuleIPVSProbe = core.Rule{Code: "k8s-ipvs-lb-probe",
+		Summary: "In ipvs mode the LB IP is bound to kube-ipvs0 on every node; a load balancer whose health probes come from its own IP gets no replies and marks the nodes unhealthy.",
+		Source:  srcIPVSProbe}
+
+	RuleScopeAnnotation = core.Rule{Code: "k8s-scope-annotation",
+		Summary: "A cloud's well-known annotation says whether the load balancer is internal or internet-facing.",
+		Source:  "kubernetes/website docs/concepts/services-networking/service.md (Internal load balancer) and each cloud's documentation (see the annotation table)"}
+	RuleScopeConflict = core.Rule{Code: "k8s-scope-conflict",
+		Summary: "Cloud annotations on the object disagree about the load balancer's scope; it is left unknown (declare loopguard.io/lb-scope).",
+		Source:  "the annotation table"}
+	RuleScopeUndeclared = core.Rule{Code: "k8s-scope-undeclared",
+		Summary: "No recognised cloud annotation says whether the load balancer is private; declare it with loopguard.io/lb-scope.",
+		Source:  srcOverride}
+	RuleScopeValueUnknown = core.Rule{Code: "k8s-scope-value-unrecognised",
+		Summary: "A cloud's scope annotation has a value loopguard does not recognise; it draws no conclusion from it.",
+		Source:  "the annotation table"}
+	RulePrivateAddresses = core.Rule{Code: "k8s-private-addresses",
+		Summary: "Every LB address in the status is in a private range (RFC 1918, RFC 6598, RFC 4193), which suggests a private load balancer; it is not taken as proof.",
+		Source:  "RFC 1918, RFC 6598, RFC 4193"}
+
+	RuleProxyProtocolSNAT = core.Rule{Code: "k8s-proxy-protocol-lb-proxies",
+		Summary: "PROXY protocol is on: the load balancer opens its own connection to the backend (the backend sees the LB's address, the client's in the PROXY header), and the CCM publishes Proxy so in-cluster clients go through it.",
+		Source:  srcHetzner + "; " + srcOpenStack + "; " + srcDomain5 + "; UNCONFIRMED: source NAT is inferred from PROXY protocol, not stated by these CCMs"}
+	RuleAWSNLBClientIP = core.Rule{Code: "k8s-aws-nlb-preserves-client-ip",
+		Summary: "An AWS NLB with client-IP preservation keeps the client's source address; a client on the node the NLB picks fails (no hairpin).",
+		Source:  srcAWS1160 + "; " + srcAWSTG}
+	RuleAWSClientIPOff = core.Rule{Code: "k8s-aws-nlb-client-ip-off",
+		Summary: "preserve_client_ip.enabled=false: the NLB's private IP is the source the backend sees, so replies return through the NLB.",
+		Source:  srcAWSTG}
+	RuleOCINLBPreserve = core.Rule{Code: "k8s-oci-nlb-preserve-source",
+		Summary: "An OCI network load balancer with is-preserve-source \"true\" keeps the client's source address; Oracle documents that traffic fails when source and backend are on the same node.",
+		Source:  srcOCINLB}
+	RuleSNATConflict = core.Rule{Code: "k8s-lb-source-nat-conflict",
+		Summary: "Cloud annotations on the object disagree about whether the LB replaces the source address; it is left unknown (declare loopguard.io/lb-source-nat).",
+		Source:  "the source-NAT table"}
+	RuleSNATUndeclared = core.Rule{Code: "k8s-lb-source-nat-undeclared",
+		Summary: "A generic cloud does not say whether its load balancer replaces the client's source address; declare it with loopguard.io/lb-source-nat.",
+		Source:  srcOverride}
+
+	RuleIngressNoIPMode = core.Rule{Code: "k8s-ingress-no-ipmode",
+		Summary: "Ingress objects have no ipMode; loopguard assesses the ingress controller's LoadBalancer Service instead.",
+		Source:  srcIngress}
+
+	RuleOfferInterceptVIP = core.Rule{Code: "k8s-offer-intercept-vip",
+		Summary: "Publish status.loadBalancer.ingress[].ipMode: VIP so every node intercepts the LB IP; only the owner of the status (the cloud-controller-manager, or a CCM fork) can do it.",
+		Source:  srcKEP + "; DESIGN.md (adapters/cloudprovider)"}
+	RuleVIPNeedsIP = core.Rule{Code: "k8s-vip-needs-ip",
+		Summary: "The load balancer publishes only hostnames: there is no IP for nodes to intercept.",
+		Source:  srcKubeProxy + " (entries without ip are skipped)"}
+	RuleVIPBreaksProxyProtocol = core.Rule{Code: "k8s-vip-breaks-proxy-protocol",
+		Summary: "The backends expect the PROXY protocol header from the load balancer; intercepted in-cluster traffic would arrive without it and fail.",
+		Source:  srcPPv}
+	RuleNodeSeparationNeedsProxy = core.Rule{Code: "k8s-node-separation-needs-proxy",
+		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
+		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
+)
+
+// Rules lists the dialect's rules, for docs/reasons.md and for tests that check every emitted
+// code is documented.
+func rules() []core.Rule {
+	return []core.Rule{
+		RuleNotProvisioned, RuleIPModeVIP, RuleIPModeDefaulted, RuleIPModeProxy, RuleHostnameOnly,
+		RuleMixedEntries, RuleProxyModeUnknown, RuleKubeProxyVIP, RuleKubeProxyHonoursProxy,
+		RuleKubeProxyGateOff, RuleKubeProxyTooOld, RuleKubeProxySkewHonours, RuleKubeProxySkewIgnores,
+		RuleKubeProxySkewUnknown, RuleKubeProxyVersionUnknown, RuleEBPFVIP, RuleCiliumHonoursProxy,
+		RuleCiliumTooOld, RuleCilium1180, RuleCiliumVersionUnknown, RuleEBPFProxyUnknown,
+		RuleInterceptMasquerade, RuleIPVSProbe,
+		RuleScopeAnnotation, RuleScopeConflict, RuleScopeUndeclared, RuleScopeValueUnknown, RulePrivateAddresses,
+		RuleProxyProtocolSNAT, RuleAWSNLBClientIP, RuleAWSClientIPOff, RuleOCINLBPreserve, RuleSNATConflict,
+		RuleSNATUndeclared, RuleIngressNoIPMode,
+		RuleOfferInterceptVIP, RuleVIPNeedsIP, RuleVIPBreaksProxyProtocol, RuleNodeSeparationNeedsProxy,
+	}
+}
