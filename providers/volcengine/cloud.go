@@ -1,0 +1,47 @@
+package volcengine
+
+import "github.com/loopguard/loopguard/core"
+
+// CLBFacts is what a read of one CLB instance through the Volcengine API says, for facts a
+// manifest does not carry (DOMAIN.md §4: DescribeLoadBalancerAttributes gives Type,
+// EniAddress, EipAddress; DescribeListenerAttributes gives ProxyProtocolType).
+type CLBFacts struct {
+	// AddressType is AddressTypePublic or AddressTypePrivate, "" when not read.
+	AddressType string
+	// ProxyProtocol is whether the Service's listeners send a PROXY protocol header.
+	ProxyProtocol core.Fact
+}
+
+// CLBLookup finds the facts read about a CLB, by its ID or by one of its addresses. It must
+// answer from facts gathered beforehand: Translate is pure and never waits on the network.
+type CLBLookup interface {
+	LookupCLB(idOrAddress string) (CLBFacts, bool)
+}
+
+// CLBSnapshot is a CLBLookup over facts gathered beforehand, keyed by CLB ID and/or address.
+type CLBSnapshot map[string]CLBFacts
+
+// LookupCLB implements CLBLookup.
+func (s CLBSnapshot) LookupCLB(key string) (CLBFacts, bool) {
+	f, ok := s[key]
+	return f, ok
+}
+
+// lookupCLB finds cloud facts for the Service's CLB: by the reused ID first, then by the
+// addresses in its status.
+func (d *Dialect) lookupCLB(f *ServiceFacts) (CLBFacts, bool) {
+	if d.opts.CLBs == nil {
+		return CLBFacts{}, false
+	}
+	if f.LoadBalancerID != "" {
+		if c, ok := d.opts.CLBs.LookupCLB(f.LoadBalancerID); ok {
+			return c, true
+		}
+	}
+	for _, a := range f.Addresses {
+		if c, ok := d.opts.CLBs.LookupCLB(a); ok {
+			return c, true
+		}
+	}
+	return CLBFacts{}, false
+}

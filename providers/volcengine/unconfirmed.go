@@ -1,0 +1,96 @@
+package volcengine
+
+import (
+	"strings"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// This file is the one place for what the VKE dialect assumes without a public source saying
+// so (DOMAIN.md: "UNCONFIRMED ... keep it in one place, and let the user override it"). The
+// Volcengine cloud-controller-manager add-on is not open source, so its behaviour beyond
+// seed 003 and the published annotation tables is inferred. Each assumption below says what
+// it rests on and how a user overrides it.
+//
+//  1. Proxy requested, a prerequisite known unmet: the requested mode does not take effect and
+//     the default VIP stays (nodes keep intercepting the CLB address). For Kubernetes < v1.30
+//     this follows from KEP-1860 (the ipMode field is off or absent, DOMAIN.md §5); for an old
+//     cloud-controller-manager or another network model it is UNCONFIRMED. Override:
+//     Assumptions.UnmetProxyUnknown (the path is then reported as unknown).
+//  2. A PUBLIC CLB sees an in-cluster client's own Pod address, like a private one. Seed 003
+//     states the Proxy-mode same-node restriction without exception and demonstrates it on a
+//     CLB created without address-type (so PUBLIC) reached at its public address; that is the
+//     opposite of TKE, where public CLBs do not loop (DOMAIN.md §1). The mechanism (how
+//     in-VPC traffic to the CLB's EIP keeps its source) is UNCONFIRMED. Override:
+//     Assumptions.PublicCLBHidesPodSource, or loopguard.io/lb-scope: public on the object.
+//  3. The managed VKE add-on follows the open volcengine-cloud-controller-manager's
+//     pass-through semantics (Pod ENIs when "true", NodePorts by default). UNCONFIRMED for the
+//     add-on; confirmed for the open controller's docs/usage.md. Override: loopguard cannot yet
+//     take the binding from a cloud read (DescribeServerGroups Servers[].Type); issue 5.
+//  4. For a reused CLB (loadbalancer-id), address-type describes a CLB to be created and says
+//     nothing about the reused one. UNCONFIRMED; the CLB's Type from a cloud read
+//     (Options.CLBs) or loopguard.io/lb-scope decides.
+//  5. A Service created while Proxy could not take effect does not switch to Proxy when the
+//     prerequisites are met later: the annotation "is not modifiable", so loopguard plans a new
+//     Service. UNCONFIRMED (the controller may re-read it).
+//  6. VKE nodes carry labels under cluster.vke.volcengine.com (machinepool-name) and
+//     machine.cluster.vke.volcengine.com (gpu-name). Seen in public code that reads VKE nodes
+//     (vllm-project/aibrix KV-cache node affinity, kubectl helpers), not in Volcengine's
+//     documentation: UNCONFIRMED, used only by Recognizes.
+
+// Assumptions overrides the UNCONFIRMED inferences above. The zero value is the default.
+type Assumptions struct {
+	// UnmetProxyUnknown reports the path as unknown when Proxy is requested but a
+	// prerequisite is known unmet, instead of assuming VIP stays in effect (assumption 1).
+	UnmetProxyUnknown bool
+	// PublicCLBHidesPodSource says in-cluster clients reach a PUBLIC CLB through a public
+	// (NAT) address, so public CLBs cannot loop (assumption 2).
+	PublicCLBHidesPodSource bool
+}
+
+// Rules for the assumptions.
+var (
+	RuleProxyNotInEffect = core.Rule{Code: "vke-proxy-not-in-effect",
+		Summary: "Proxy is requested but an ip-mode prerequisite is unmet, so the feature does not work as requested: loopguard assumes the default VIP stays in effect and nodes keep intercepting the CLB address (UNCONFIRMED beyond Kubernetes < v1.30; see providers/volcengine/unconfirmed.go).",
+		Source:  srcPrereqs + "; " + srcKEP}
+	RulePublicCLBKeepsSource = core.Rule{Code: "vke-public-clb-keeps-source",
+		Summary: "address-type PUBLIC (the default): seed 003 states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
+		Source:  srcRestriction + "; " + srcVerification + " (curl to the CLB's public address)"}
+	RuleAddressPublic = core.Rule{Code: "vke-address-public",
+		Summary: "address-type PUBLIC, and the options say in-cluster clients reach public CLBs through a public address: the CLB never sees a client Pod's address.",
+		Source:  srcAnnotations + "; Assumptions.PublicCLBHidesPodSource"}
+)
+
+var (
+	reasonProxyNotInEffect = RuleProxyNotInEffect.Reason()
+	reasonPublicKeeps      = RulePublicCLBKeepsSource.Reason()
+	reasonAddressPublic    = RuleAddressPublic.Reason()
+)
+
+// unmetProxyPath is assumption 1: the path in effect when Proxy cannot take effect.
+func (a *Assumptions) unmetProxyPath() core.Path {
+	if a.UnmetProxyUnknown {
+		return core.PathUnknown
+	}
+	return core.PathVIP
+}
+
+// publicScope is assumption 2: the scope the physics should use for a PUBLIC CLB.
+func (a *Assumptions) publicScope() (core.Scope, core.Reason) {
+	if a.PublicCLBHidesPodSource {
+		return core.Public, reasonAddressPublic
+	}
+	return core.Private, reasonPublicKeeps
+}
+
+// vkeNodeLabelDomain is assumption 6.
+const vkeNodeLabelDomain = "cluster.vke.volcengine.com"
+
+func isVKENodeLabel(key string) bool {
+	i := strings.IndexByte(key, '/')
+	if i < 0 {
+		return false
+	}
+	d := key[:i]
+	return d == vkeNodeLabelDomain || strings.HasSuffix(d, "."+vkeNodeLabelDomain)
+}
