@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 )
 
 // The ClusterProfile's group version and kind.
@@ -100,10 +101,18 @@ func ParseProfile(name string, data []byte) (*ClusterProfile, error) {
 		return nil, fmt.Errorf("%s: %w: empty profile", name, ErrInvalid)
 	}
 	var p ClusterProfile
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	// The API server's own strict decoder: case-sensitive field names (encoding/json would
+	// quietly take "proxymode" for proxyMode), no unknown or duplicate fields.
+	strictErrs, err := kjson.UnmarshalStrict(js, &p)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, jsonErrorText(err))
+	}
+	if len(strictErrs) > 0 {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = strings.TrimPrefix(e.Error(), "json: ")
+		}
+		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, strings.Join(msgs, "; "))
 	}
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, errs.ToAggregate().Error())

@@ -1,0 +1,282 @@
+package core
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func codes(rs []Reason) []Code {
+	out := make([]Code, len(rs))
+	for i, r := range rs {
+		out[i] = r.Code
+	}
+	return out
+}
+
+func hasCode(rs []Reason, c Code) bool {
+	for _, r := range rs {
+		if r.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// private L4 exposure through the LB without source NAT: the base of most cases.
+func throughLB(mod func(*Exposure)) *Exposure {
+	e := &Exposure{
+		Object:      ObjectRef{Kind: "Service", Namespace: "default", Name: "web"},
+		Scope:       Private,
+		Layer:       Layer4,
+		Protocols:   TCP,
+		Intercept:   No,
+		LBSourceNAT: No,
+		Binding:     NodePortCluster,
+		Placement:   Placement{NodesBehindLB: 3},
+	}
+	if mod != nil {
+		mod(e)
+	}
+	return e
+}
+
+func TestAssess(t *testing.T) {
+	type want struct {
+		risk      Risk
+		symptom   Symptom
+		path      Path
+		worst     float64 // NaN for unknown
+		declared  float64 // NaN for unknown
+		source    SourceKind
+		clientIP  ClientIP
+		missing   []string
+		mustCodes []Code
+	}
+	nan := math.NaN()
+	cases := map[string]struct {
+		reason string
+		in     *Exposure
+		want   want
+	}{
+		"ServiceNameAccess": {
+			reason: "clients using the Service name never touch the LB",
+			in:     throughLB(func(e *Exposure) { e.Access = AccessServiceName }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"service-name-access"}},
+		},
+		"PublicLB": {
+			reason: "public LBs see the node's egress address",
+			in:     throughLB(func(e *Exposure) { e.Scope = Public }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceUnknown, mustCodes: []Code{"public-lb"}},
+		},
+		"Intercepted": {
+			reason: "a node that intercepts the VIP never sends the packet to the LB",
+			in:     throughLB(func(e *Exposure) { e.Intercept = Yes }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"node-intercepts-vip"}},
+		},
+		"InterceptedByUserspaceProxy": {
+			reason: "a proxy that forwards from the node shows the node's address",
+			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = Yes }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPLost},
+		},
+		"InterceptedEvenWhenScopeUnknown": {
+			reason: "interception alone rules the loop out",
+			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.Scope = ScopeUnknown; e.LBSourceNAT = Unknown }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
+		},
+		"ThreeNodesClusterPolicy": {
+			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry",
+			in:     throughLB(nil),
+			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"through-lb", "nodeport-cluster-any-node", "same-node-loop", "l4-no-retry"}},
+		},
+		"SingleNodeAlwaysFails": {
+			reason: "one node: every connection loops",
+			in:     throughLB(func(e *Exposure) { e.Placement.NodesBehindLB = 1 }),
+			want:   want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"always-loops"}},
+		},
+		"Layer7Delay": {
+			reason: "layer 7 retries another backend after ~4 s",
+			in:     throughLB(func(e *Exposure) { e.Layer = Layer7; e.Protocols = HTTP }),
+			want:   want{risk: RiskAtRisk, symptom: SymptomDelay, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"l7-retry-delay"}},
+		},
+		"Layer7SingleNodeFails": {
+			reason: "layer 7 on one node has no other backend to retry",
+			in: throughLB(func(e *Exposure) {
+				e.Layer = Layer7
+				e.Placement.NodesBehindLB = 1
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceClientPod, clientIP: ClientIPKept},
+		},
+		"LBSourceNATTCP": {
+			reason: "SNAT makes replies return through the LB; TCP can recover the client with PROXY protocol",
+			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost, mustCodes: []Code{"lb-source-nat"}},
+		},
+		"LBSourceNATTCPWithProxyProtocol": {
+			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPProxyProtocol},
+		},
+		"LBSourceNATUDP": {
+			reason: "UDP behind SNAT loses the client address even with PROXY protocol on TCP ports",
+			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Protocols = TCP | UDP; e.ProxyProtocol = Yes }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost},
+		},
+		"LBSourceNATLayer7": {
+			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Layer = Layer7; e.Protocols = HTTP }),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPForwardedFor},
+		},
+		"LBSourceNATWithInterceptUnknown": {
+			reason: "SNAT rules the loop out whichever path is taken; the source is then unknown",
+			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Intercept = Unknown }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceUnknown},
+		},
+		"LocalBindingShareOfBackends": {
+			reason: "externalTrafficPolicy Local: the share of backends on the client's node",
+			in: throughLB(func(e *Exposure) {
+				e.Binding = NodePortLocal
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 3}, {"n2", 1}}, ClientNodes: []string{"n2", "n3"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 0.75, declared: 0.25, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"backend-share", "declared-clients"}},
+		},
+		"DirectToPodAllBackendsBesideClient": {
+			reason: "every backend on one node: a client there always loops",
+			in: throughLB(func(e *Exposure) {
+				e.Binding = DirectToPod
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 2}}, ClientNodes: []string{"n1"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: 1, source: SourceClientPod, clientIP: ClientIPKept},
+		},
+		"DeclaredClientsApartButNotEnforced": {
+			reason: "clients apart today are not safe tomorrow without a scheduling rule",
+			in: throughLB(func(e *Exposure) {
+				e.Binding = NodePortLocal
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: No}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
+		},
+		"SeparatedClients": {
+			reason: "anti-affinity plus Local binding makes the loop impossible",
+			in: throughLB(func(e *Exposure) {
+				e.Binding = NodePortLocal
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: Yes}
+			}),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"clients-separated"}},
+		},
+		"SeparationDoesNotHelpClusterPolicy": {
+			reason: "with Cluster policy every node receives connections, separation or not",
+			in:     throughLB(func(e *Exposure) { e.Placement.Separated = Yes }),
+			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept},
+		},
+		"SeparationRulesOutLoopWhenSNATUnknown": {
+			in: throughLB(func(e *Exposure) {
+				e.LBSourceNAT = Unknown
+				e.Binding = DirectToPod
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: Yes}
+			}),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceUnknown},
+		},
+		"InterceptUnknown": {
+			in:   throughLB(func(e *Exposure) { e.Intercept = Unknown }),
+			want: want{risk: RiskUnknown, symptom: SymptomIntermittent, worst: 1.0 / 3, declared: nan, source: SourceUnknown, missing: []string{MissingIntercept}, mustCodes: []Code{"intercept-unknown"}},
+		},
+		"EverythingUnknown": {
+			in: &Exposure{Layer: Layer4},
+			want: want{risk: RiskUnknown, symptom: SymptomIntermittent, worst: nan, declared: nan, source: SourceUnknown,
+				missing: []string{MissingScope, MissingIntercept, MissingLBSourceNAT}, mustCodes: []Code{"binding-unknown"}},
+		},
+		"PlacementUnknown": {
+			in:   throughLB(func(e *Exposure) { e.Placement = Placement{} }),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"placement-unknown"}},
+		},
+		"LocalBindingNoEndpoints": {
+			in:   throughLB(func(e *Exposure) { e.Binding = NodePortLocal; e.Placement = Placement{} }),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"placement-unknown"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Assess(tc.in)
+			w := tc.want
+			if got.Risk != w.risk || got.Symptom != w.symptom || got.Path != w.path {
+				t.Errorf("%s\nrisk/symptom/path = %s/%s/%q, want %s/%s/%q\nreasons: %v", tc.reason, got.Risk, got.Symptom, got.Path, w.risk, w.symptom, w.path, codes(got.Reasons))
+			}
+			checkP(t, "worst case", got.WorstCase, w.worst)
+			checkP(t, "declared clients", got.DeclaredClients, w.declared)
+			if got.Source.Kind != w.source || got.Source.ClientIP != w.clientIP {
+				t.Errorf("source = %+v, want %s/%s", got.Source, w.source, w.clientIP)
+			}
+			if diff := cmp.Diff(w.missing, got.Missing); diff != "" {
+				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+			for _, c := range w.mustCodes {
+				if !hasCode(got.Reasons, c) {
+					t.Errorf("reason %s missing from %v", c, codes(got.Reasons))
+				}
+			}
+			if got.Object != tc.in.Object {
+				t.Errorf("object = %v, want %v", got.Object, tc.in.Object)
+			}
+		})
+	}
+}
+
+func checkP(t *testing.T, what string, got Probability, want float64) {
+	t.Helper()
+	if math.IsNaN(want) {
+		if got.Known() {
+			t.Errorf("%s probability = %v, want unknown", what, got)
+		}
+		return
+	}
+	if !got.Known() || math.Abs(got.Value()-want) > 1e-9 {
+		t.Errorf("%s probability = %v, want %v", what, got, want)
+	}
+}
+
+func TestAssessKeepsDialectReasonsFirstAndDoesNotMutateInput(t *testing.T) {
+	dialect := Reason{Code: "tke-ipvs-no-intercept", Message: "IPVS does not intercept", Source: "seed"}
+	e := throughLB(func(e *Exposure) { e.Reasons = []Reason{dialect} })
+	before := *e
+	a := Assess(e)
+	if len(a.Reasons) == 0 || a.Reasons[0] != dialect {
+		t.Fatalf("first reason = %v, want the dialect's", a.Reasons)
+	}
+	a.Reasons[0].Message = "changed"
+	if e.Reasons[0].Message != dialect.Message {
+		t.Error("Assess shares the exposure's Reasons backing array")
+	}
+	if !cmp.Equal(before, *e, cmp.AllowUnexported(Probability{})) {
+		t.Error("Assess mutated its input")
+	}
+}
+
+func TestProbabilityJSON(t *testing.T) {
+	for _, tc := range []struct {
+		p    Probability
+		want string
+	}{{P(0.25), "0.25"}, {P(1), "1"}, {Probability{}, "null"}, {P(1.0 / 3), "0.333333"}} {
+		b, err := tc.p.MarshalJSON()
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%v → %s, %v; want %s", tc.p, b, err, tc.want)
+		}
+		var back Probability
+		if err := back.UnmarshalJSON(b); err != nil || back.Known() != tc.p.Known() {
+			t.Errorf("round trip of %s: %v %v", b, back, err)
+		}
+	}
+}
+
+func TestFactJSON(t *testing.T) {
+	for _, f := range []Fact{Unknown, Yes, No} {
+		b, _ := f.MarshalJSON()
+		var back Fact
+		if err := back.UnmarshalJSON(b); err != nil || back != f {
+			t.Errorf("%v → %s → %v (%v)", f, b, back, err)
+		}
+	}
+	var f Fact
+	if err := f.UnmarshalJSON([]byte(`"yes"`)); err == nil {
+		t.Error("a string is not a fact")
+	}
+}

@@ -1,0 +1,164 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var (
+	offerIntercept = Offer{Remedy: InterceptVIP, Path: PathVIP, Action: "annotate",
+		Costs: Costs{LosesLBFeatures: true, ClientIP: ClientIPKept}, Reason: Reason{Code: "x-intercept", Message: "intercept"}}
+	offerSNAT = Offer{Remedy: LBSourceNAT, Path: PathProxy, Action: "snat",
+		Costs: Costs{ClientIP: ClientIPProxyProtocol, Tickets: []Capability{"clb-l4-snat"}}, Reason: Reason{Code: "x-snat", Message: "snat"}}
+	offerSep = Offer{Remedy: NodeSeparation, Path: PathProxy, Action: "anti-affinity",
+		Costs: Costs{ClientIP: ClientIPKept, SchedulingChange: true}, Reason: Reason{Code: "x-sep", Message: "separate"}}
+	offerDNS = Offer{Remedy: DNSSteering, Action: "dns",
+		Costs: Costs{LosesLBFeatures: true, ClientIP: ClientIPKept, ClientChange: true}, Reason: Reason{Code: "x-dns", Message: "dns"}}
+)
+
+func unmet(o Offer, kind PreconditionKind, cap Capability) Offer {
+	o.Unmet = append(append([]Precondition(nil), o.Unmet...), Precondition{Kind: kind, Capability: cap, Reason: Reason{Code: "x-unmet", Message: string(kind)}})
+	return o
+}
+
+func TestDecide(t *testing.T) {
+	atRisk4 := &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy}
+	atRisk7 := &Assessment{Risk: RiskAtRisk, Layer: Layer7, Path: PathProxy}
+	all := []Offer{offerDNS, offerSep, offerSNAT, offerIntercept} // order of offers must not matter
+	snatNoTicket := unmet(offerSNAT, PreconditionAllowlist, "clb-l4-snat")
+	sepUnknownClients := unmet(offerSep, PreconditionUnknown, "")
+	cases := map[string]struct {
+		reason   string
+		a        *Assessment
+		offers   []Offer
+		policy   Policy
+		want     Remedy
+		path     Path
+		tickets  []Capability
+		rejected map[Remedy]Code
+	}{
+		"NoRiskNothingToDo": {
+			a: &Assessment{Risk: RiskNone, Layer: Layer4, Path: PathVIP}, offers: all,
+			want: RemedyNone, path: PathVIP,
+		},
+		"Layer4DocumentedOrderPicksIntercept": {
+			reason: "seeds 000/001: intra-cluster forwarding first for layer 4",
+			a:      atRisk4, offers: all, want: InterceptVIP, path: PathVIP,
+			rejected: map[Remedy]Code{LBSourceNAT: "decide-ranked-lower", NodeSeparation: "decide-ranked-lower", DNSSteering: "decide-ranked-lower"},
+		},
+		"Layer4InterceptBlockedFallsToSNAT": {
+			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), offerSNAT, offerSep, offerDNS},
+			want: LBSourceNAT, path: PathProxy,
+			rejected: map[Remedy]Code{InterceptVIP: "x-unmet"},
+		},
+		"Layer4NoAllowlistFallsToSeparation": {
+			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, offerSep, offerDNS},
+			want: NodeSeparation, path: PathProxy,
+		},
+		"Layer4NothingButDNS": {
+			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, sepUnknownClients, offerDNS},
+			want: DNSSteering, path: "",
+		},
+		"AllowTicketsPicksSNATAndNamesTicket": {
+			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, offerSep, offerDNS},
+			policy: Policy{AllowTickets: true}, want: LBSourceNAT, path: PathProxy, tickets: []Capability{"clb-l4-snat"},
+		},
+		"Layer7NeverIntercepts": {
+			reason: "seeds 000/001 §4: layer 7 only through the LB",
+			a:      atRisk7, offers: all, want: LBSourceNAT, path: PathProxy,
+			rejected: map[Remedy]Code{InterceptVIP: "decide-l7-no-intercept"},
+		},
+		"PreferLBFeaturesPicksSNAT": {
+			a: atRisk4, offers: all, policy: Policy{Prefer: PreferLBFeatures}, want: LBSourceNAT, path: PathProxy,
+		},
+		"PreferLBFeaturesWithoutTicketPicksSeparation": {
+			a: atRisk4, offers: []Offer{offerIntercept, snatNoTicket, offerSep, offerDNS}, policy: Policy{Prefer: PreferLBFeatures},
+			want: NodeSeparation, path: PathProxy,
+		},
+		"PreferSourceIPAvoidsSNAT": {
+			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), offerSNAT, offerSep, offerDNS},
+			policy: Policy{Prefer: PreferSourceIP}, want: NodeSeparation, path: PathProxy,
+		},
+		"DisruptiveRejectedByDefault": {
+			reason: "seed 003: ip-mode cannot change on an existing Service",
+			a:      atRisk4,
+			offers: []Offer{func() Offer { o := unmet(offerIntercept, PreconditionImmutable, ""); o.Costs.NewObject = true; return o }(), offerDNS},
+			want:   DNSSteering, rejected: map[Remedy]Code{InterceptVIP: "decide-disruptive"},
+		},
+		"DisruptiveAllowed": {
+			a:      atRisk4,
+			offers: []Offer{func() Offer { o := unmet(offerIntercept, PreconditionImmutable, ""); o.Costs.NewObject = true; return o }(), offerDNS},
+			policy: Policy{AllowDisruptive: true}, want: InterceptVIP, path: PathVIP,
+		},
+		"NothingOffered": {
+			a: atRisk4, offers: nil, want: RemedyNone, path: PathProxy,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(tc.a, tc.offers, tc.policy)
+			if d.Remedy != tc.want || d.Path != tc.path {
+				t.Fatalf("%s\nremedy/path = %s/%q, want %s/%q (why: %s; rejected %+v)", tc.reason, d.Remedy, d.Path, tc.want, tc.path, d.Why, d.Rejected)
+			}
+			if diff := cmp.Diff(tc.tickets, d.Tickets); diff != "" {
+				t.Errorf("tickets (-want +got):\n%s", diff)
+			}
+			if d.Why == "" {
+				t.Error("a decision must say why")
+			}
+			if d.Remedy != RemedyNone || tc.a.Risk != RiskNone {
+				if n := len(d.Rejected); tc.want != RemedyNone && n != len(tc.offers)-1 {
+					t.Errorf("%d rejections for %d offers: every offer not chosen must be explained", n, len(tc.offers))
+				}
+			}
+			for r, code := range tc.rejected {
+				found := false
+				for _, rj := range d.Rejected {
+					if rj.Remedy == r {
+						found = true
+						if rj.Reason.Code != code {
+							t.Errorf("%s rejected with %s (%s), want %s", r, rj.Reason.Code, rj.Reason.Message, code)
+						}
+						if code == "decide-ranked-lower" && rj.RankedBelow != d.Remedy {
+							t.Errorf("%s ranked below %s, want %s", r, rj.RankedBelow, d.Remedy)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s not among rejections %+v", r, d.Rejected)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideTentativeWhenRiskUnknown(t *testing.T) {
+	d := Decide(&Assessment{Risk: RiskUnknown, Layer: Layer4}, []Offer{offerIntercept}, Policy{})
+	if !d.Tentative || d.Remedy != InterceptVIP {
+		t.Fatalf("decision = %+v, want a tentative intercept-vip", d)
+	}
+}
+
+func TestDecideTicketRejectionNamesCapability(t *testing.T) {
+	snat := unmet(offerSNAT, PreconditionAllowlist, "clb-l4-snat")
+	snat.Unmet[0].Reason.Message = "ask support for CLB Layer 4 SNAT"
+	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer4}, []Offer{snat, offerDNS}, Policy{})
+	if d.Remedy != DNSSteering || len(d.Rejected) != 1 {
+		t.Fatalf("decision = %+v", d)
+	}
+	if got := d.Rejected[0].Reason.Message; got != reasonDecideTicket.Message+" ask support for CLB Layer 4 SNAT" {
+		t.Errorf("rejection = %q", got)
+	}
+}
+
+func TestParsePreference(t *testing.T) {
+	for in, want := range map[string]Preference{"": PreferDocumented, "documented": PreferDocumented, "source-ip": PreferSourceIP, "lb-features": PreferLBFeatures} {
+		if got, err := ParsePreference(in); err != nil || got != want {
+			t.Errorf("%q → %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParsePreference("sourceip"); err == nil {
+		t.Error("a misspelt preference must be refused")
+	}
+}
