@@ -83,12 +83,20 @@ func TestDecide(t *testing.T) {
 		"DisruptiveRejectedByDefault": {
 			reason: "seed 003: ip-mode cannot change on an existing Service",
 			a:      atRisk4,
-			offers: []Offer{func() Offer { o := unmet(offerIntercept, PreconditionImmutable, ""); o.Costs.NewObject = true; return o }(), offerDNS},
-			want:   DNSSteering, rejected: map[Remedy]Code{InterceptVIP: "decide-disruptive"},
+			offers: []Offer{func() Offer {
+				o := unmet(offerIntercept, PreconditionImmutable, "")
+				o.Costs.NewObject = true
+				return o
+			}(), offerDNS},
+			want: DNSSteering, rejected: map[Remedy]Code{InterceptVIP: "decide-disruptive"},
 		},
 		"DisruptiveAllowed": {
-			a:      atRisk4,
-			offers: []Offer{func() Offer { o := unmet(offerIntercept, PreconditionImmutable, ""); o.Costs.NewObject = true; return o }(), offerDNS},
+			a: atRisk4,
+			offers: []Offer{func() Offer {
+				o := unmet(offerIntercept, PreconditionImmutable, "")
+				o.Costs.NewObject = true
+				return o
+			}(), offerDNS},
 			policy: Policy{AllowDisruptive: true}, want: InterceptVIP, path: PathVIP,
 		},
 		"NothingOffered": {

@@ -80,13 +80,13 @@ func TestProfileHairpinFacts(t *testing.T) {
 		nil_ bool
 		want HairpinFacts
 	}{
-		"NothingKnown":  {p: ClusterProfile{}, nil_: true},
-		"FlannelIPVS":   {p: ClusterProfile{ProxyMode: ProxyModeIPVS, Dataplane: DataplaneProfile{CNI: "flannel"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeHairpin: Yes, BridgeNetfilter: Yes}},
-		"BridgePlugin":  {p: ClusterProfile{ProxyMode: ProxyModeIPTables, Dataplane: DataplaneProfile{CNI: "bridge"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeHairpin: No, BridgeNetfilter: Yes}},
+		"NothingKnown":   {p: ClusterProfile{}, nil_: true},
+		"FlannelIPVS":    {p: ClusterProfile{ProxyMode: ProxyModeIPVS, Dataplane: DataplaneProfile{CNI: "flannel"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeHairpin: Yes, BridgeNetfilter: Yes}},
+		"BridgePlugin":   {p: ClusterProfile{ProxyMode: ProxyModeIPTables, Dataplane: DataplaneProfile{CNI: "bridge"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeHairpin: No, BridgeNetfilter: Yes}},
 		"BridgeDeclared": {p: ClusterProfile{ProxyMode: ProxyModeIPTables, Dataplane: DataplaneProfile{CNI: "bridge", BridgeHairpin: &tru, BridgeNetfilter: &fls}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeHairpin: Yes, BridgeNetfilter: No}},
-		"Cilium":        {p: ClusterProfile{ProxyMode: ProxyModeEBPF, Dataplane: DataplaneProfile{CNI: "cilium"}}, want: HairpinFacts{Dataplane: DataplaneCiliumTC, Attachment: AttachmentRouted}},
-		"CiliumSocket":  {p: ClusterProfile{ProxyMode: ProxyModeEBPF, Dataplane: DataplaneProfile{CNI: "Cilium", SocketLBInPod: &tru}}, want: HairpinFacts{Dataplane: DataplaneCiliumSocketLB, Attachment: AttachmentRouted}},
-		"CalicoNFT":     {p: ClusterProfile{ProxyMode: ProxyModeNFTables, Dataplane: DataplaneProfile{CNI: "calico"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentRouted, BridgeNetfilter: Yes}},
+		"Cilium":         {p: ClusterProfile{ProxyMode: ProxyModeEBPF, Dataplane: DataplaneProfile{CNI: "cilium"}}, want: HairpinFacts{Dataplane: DataplaneCiliumTC, Attachment: AttachmentRouted}},
+		"CiliumSocket":   {p: ClusterProfile{ProxyMode: ProxyModeEBPF, Dataplane: DataplaneProfile{CNI: "Cilium", SocketLBInPod: &tru}}, want: HairpinFacts{Dataplane: DataplaneCiliumSocketLB, Attachment: AttachmentRouted}},
+		"CalicoNFT":      {p: ClusterProfile{ProxyMode: ProxyModeNFTables, Dataplane: DataplaneProfile{CNI: "calico"}}, want: HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentRouted, BridgeNetfilter: Yes}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
