@@ -1,0 +1,35 @@
+// Package tencent is for hosts that assess or fix load-balancer loopback on Tencent Kubernetes
+// Engine (TKE) with Cloud Load Balancer (CLB): the loopguard CLI, cloud-controller-manager
+// forks, Terraform backends and platform SDKs that need to know whether in-cluster clients of a
+// LoadBalancer Service or a CLB Ingress loop through the CLB, and which TKE fix applies.
+//
+// It implements core.Dialect, reading only. Translate turns a Service or Ingress, with the
+// cluster's Nodes, ConfigMaps, EndpointSlices, Pods and TkeServiceConfigs, into a
+// core.Exposure and the remedies TKE can carry out:
+//
+//   - scope: service.kubernetes.io/qcloud-loadbalancer-internal-subnetid (Service) or
+//     kubernetes.io/ingress.subnetId (Ingress) make the CLB private; TKE's default is public;
+//     a reused CLB (tke-existed-lbid, ingress.existLbId) has an unknown scope until declared.
+//   - interception, from the TKE guide's tables (seeds 000/001): super nodes intercept the
+//     CLB VIP; iptables (and nftables) mode intercepts; IPVS mode on regular and native nodes
+//     does not, unless service.cloud.tencent.com/prevent-loopback: "true" on a kube-proxy
+//     revision that supports it; layer-7 Ingress VIPs are never intercepted on regular or
+//     native nodes.
+//   - CLB source NAT, from the referenced TkeServiceConfig (l4Listeners[].snatEnable;
+//     l7Listeners[].snatEnable from ingress controller v2.9.0, keepaliveEnable: 1 before).
+//   - the binding: direct-access (direct to Pod) or externalTrafficPolicy; super nodes are
+//     not behind the CLB.
+//
+// The offers are the guide's three fixes plus the portable ones: intercept-vip
+// (prevent-loopback), lb-snat (TkeServiceConfig, needing the allowlists of Capabilities),
+// node-separation and dns-steering, each with its costs and unmet preconditions.
+//
+// Every conclusion carries a reason whose code starts with "tke-" and cites its source (a seed
+// row, a DOMAIN.md section or a Tencent document id); Rules lists them. What no public source
+// confirms is gathered in one file, unconfirmed.go, and each guess can be overridden through
+// Options or loopguard.io annotations.
+//
+// Writes (issue 4) build on ServiceConfig, ServiceListeners, IngressListeners,
+// ServiceConfigName and IngressConfigName; ServiceConfig is a read view, so writers patch the
+// original TkeServiceConfig and keep every field loopguard does not model.
+package tencent

@@ -1,0 +1,210 @@
+package tencent
+
+import "github.com/loopguard/loopguard/core"
+
+// Sources the Tencent rules cite. Seeds 000 (Chinese) and 001 (English) are the same TKE guide,
+// "CLB loopback"; section numbers are the guide's.
+const (
+	srcQuick    = "seeds 000/001 §1 quick check"
+	srcQuickEN  = "seed 001 §1 quick check (English only row: super nodes + private CLB + CLB Ingress)"
+	srcNodes    = "seeds 000/001 §2 node types in IPVS mode"
+	srcL4       = "seeds 000/001 §3 layer-4 quick reference"
+	srcL7       = "seeds 000/001 §4 layer-7 quick reference"
+	srcSol1     = "seeds 000/001 solution 1 (intra-cluster forwarding)"
+	srcSol2     = "seeds 000/001 solution 2 (CLB layer-4 listener SNAT)"
+	srcSol3     = "seeds 000/001 solution 3 (CLB SNAT for layer-7 Ingress)"
+	srcCompare  = "seeds 000/001 comparison of solutions 1 and 2"
+	srcFAQ1     = "seeds 000/001 FAQ Q1"
+	srcFAQ2     = "seeds 000/001 FAQ Q2"
+	srcFAQ3     = "seeds 000/001 FAQ Q3"
+	srcSvcAnn   = "Tencent doc 457/51258 (Service annotations)"
+	srcIngAnn   = "Tencent doc 457/56112 (Ingress annotations)"
+	srcSvcCfg   = "Tencent doc 457/45490 (Service TkeServiceConfig)"
+	srcIngCfg   = "Tencent doc 457/45700 (Ingress TkeServiceConfig)"
+	srcRuleMix  = "Tencent doc 457/45693 (Ingress mixed HTTP/HTTPS)"
+	srcRevision = "Tencent intl doc 457/42976 (CLB loopback; kube-proxy revisions), 457/9315 (revision history)"
+	srcDomain33 = "DOMAIN.md §3.3"
+	srcDomain34 = "DOMAIN.md §3.4"
+	srcDomain5  = "DOMAIN.md §5 (KEP-1860)"
+	srcGuide    = "tke-guide docs/faq/clb-loopback.md"
+	srcNative   = "TencentCloud/karpenter-provider-tke staging/nativenode/well_known_labels.go"
+	srcUnconf   = "UNCONFIRMED (providers/tencent/unconfirmed.go)"
+)
+
+// Rules for the LB scope.
+var (
+	RuleInternalSubnet = core.Rule{Code: "tke-internal-subnet",
+		Summary: "The object names a subnet for its CLB, which makes the CLB private (internal).",
+		Source:  srcSvcAnn + "; " + srcIngAnn + "; " + srcDomain33}
+	RuleDefaultPublic = core.Rule{Code: "tke-default-public",
+		Summary: "Without an internal-subnet annotation TKE creates a public CLB, and public CLBs do not loop.",
+		Source:  srcSvcAnn + "; " + srcIngAnn + "; " + srcQuick}
+	RuleExistingLB = core.Rule{Code: "tke-existing-lb",
+		Summary: "The object reuses an existing CLB whose type (private or public) the manifest does not say; declare loopguard.io/lb-scope or read the CLB (DescribeLoadBalancers LoadBalancerType).",
+		Source:  srcSvcAnn + "; " + srcIngAnn + "; DOMAIN.md §3.5"}
+)
+
+// Rules for interception.
+var (
+	RuleSuperNodes = core.Rule{Code: "tke-super-node-intercepts",
+		Summary: "Super nodes intercept the CLB VIP by default: traffic goes straight to a backend Pod and never reaches the CLB.",
+		Source:  srcNodes + "; " + srcFAQ1 + "; " + srcQuickEN}
+	RuleIPTables = core.Rule{Code: "tke-iptables-intercepts",
+		Summary: "In iptables mode the destination is translated before routing, so traffic to the CLB VIP is forwarded to a backend Pod inside the cluster.",
+		Source:  srcFAQ2 + "; " + srcL4}
+	RuleNFTables = core.Rule{Code: "tke-nftables-intercepts",
+		Summary: "kube-proxy in nftables mode programs LoadBalancer addresses like iptables mode (DNAT before routing); the TKE guide does not cover nftables.",
+		Source:  srcDomain5 + "; " + srcFAQ2}
+	RuleIPVSNoIntercept = core.Rule{Code: "tke-ipvs-not-intercepted",
+		Summary: "In IPVS mode TKE does not bind the CLB VIP to kube-ipvs0 on regular and native nodes (binding it would drop the CLB's health probes, kubernetes/kubernetes#79783), so traffic goes through the CLB.",
+		Source:  srcNodes + "; " + srcL4 + "; DOMAIN.md §3.1"}
+	RulePreventLoopback = core.Rule{Code: "tke-prevent-loopback",
+		Summary: "service.cloud.tencent.com/prevent-loopback: \"true\" makes IPVS intercept the CLB VIP on the node (intra-cluster forwarding).",
+		Source:  srcSol1 + "; " + srcL4}
+	RulePreventLoopbackTooOld = core.Rule{Code: "tke-prevent-loopback-kube-proxy-too-old",
+		Summary: "prevent-loopback needs a TKE kube-proxy revision that binds LB addresses to the IPVS interface; this kube-proxy is older, so the annotation has no effect.",
+		Source:  srcRevision + "; " + srcSol1}
+	RulePreventLoopbackUnverified = core.Rule{Code: "tke-prevent-loopback-unverified",
+		Summary: "prevent-loopback is taken to work, but the kube-proxy revision that must support it is not known; declare kubeProxyVersion in the profile.",
+		Source:  srcRevision + "; " + srcSol1}
+	RulePreventLoopbackNoEffect = core.Rule{Code: "tke-prevent-loopback-no-effect",
+		Summary: "prevent-loopback only changes IPVS mode on regular and native nodes for layer-4 Services; here it has no effect.",
+		Source:  srcSol1 + "; " + srcL7}
+	RuleLongConnections = core.Rule{Code: "tke-prevent-loopback-long-connections",
+		Summary: "Connections opened before prevent-loopback took effect keep the CLB path (their conntrack entries match first) until they close; new connections are intercepted by IPVS.",
+		Source:  srcFAQ3}
+	RuleEBPF = core.Rule{Code: "tke-ebpf-undocumented",
+		Summary: "The TKE guide does not say whether an eBPF dataplane (DataPlaneV2) intercepts the CLB VIP, and the Service status carries no ipMode to say it.",
+		Source:  srcDomain33 + "; " + srcUnconf}
+	RuleIPMode = core.Rule{Code: "tke-status-ipmode",
+		Summary: "status.loadBalancer.ingress[].ipMode says whether the dataplane intercepts the LB address: VIP intercepts, Proxy goes through the LB.",
+		Source:  srcDomain5}
+	RuleProxyModeUnknown = core.Rule{Code: "tke-proxy-mode-unknown",
+		Summary: "The kube-proxy mode (iptables, ipvs, nftables, ebpf) is not declared; declare proxyMode in the profile (DescribeClusters ClusterNetworkSettings.Ipvs / KubeProxyMode).",
+		Source:  srcDomain33}
+	RuleL7NotIntercepted = core.Rule{Code: "tke-l7-not-intercepted",
+		Summary: "A CLB Ingress's VIP belongs to no Service, so no service proxy on regular or native nodes intercepts it, in iptables or IPVS mode: traffic goes through the CLB.",
+		Source:  srcL7 + "; " + srcQuick + "; " + srcGuide}
+	RuleMixedNodes = core.Rule{Code: "tke-mixed-node-kinds",
+		Summary: "The cluster mixes super nodes (which intercept the CLB VIP) with regular or native nodes (which may not); the verdict follows the regular and native nodes, where clients can loop.",
+		Source:  srcNodes}
+	RuleClientNodes = core.Rule{Code: "tke-client-node-kinds",
+		Summary: "The verdict follows the kinds of the nodes the declared clients run on (super nodes are told apart by node.kubernetes.io/instance-type: eklet; every other node is regular or native).",
+		Source:  srcNodes + "; " + srcNative + "; " + srcUnconf}
+	RuleNodesAssumed = core.Rule{Code: "tke-node-kind-assumed",
+		Summary: "No Nodes are in the input; clients are taken to run on regular nodes (TKE's default node kind). Add the Nodes if clients run on super nodes.",
+		Source:  srcNodes + "; " + srcUnconf}
+)
+
+// Rules for LB source NAT.
+var (
+	RuleL4SNATOn = core.Rule{Code: "tke-l4-snat-on",
+		Summary: "The TkeServiceConfig turns snatEnable on for every port of the Service: the CLB replaces the client source address.",
+		Source:  srcSol2 + "; " + srcL4 + "; " + srcSvcCfg}
+	RuleL4SNATOff = core.Rule{Code: "tke-l4-snat-off",
+		Summary: "Some of the Service's listeners have no snatEnable: true in the TkeServiceConfig, so the CLB keeps the client source address on them.",
+		Source:  srcSol2 + "; " + srcL4 + "; " + srcSvcCfg}
+	RuleNoServiceConfig = core.Rule{Code: "tke-no-service-config",
+		Summary: "The object references no TkeServiceConfig; CLB listeners keep the client source address unless SNAT is turned on (off by default).",
+		Source:  srcSol2 + "; " + srcSol3 + "; " + srcDomain34}
+	RuleServiceConfigMissing = core.Rule{Code: "tke-service-config-missing",
+		Summary: "The referenced TkeServiceConfig is not in the input, so whether the CLB replaces the source address is not known.",
+		Source:  srcSvcCfg + "; " + srcIngCfg}
+	RuleSNATQuoted = core.Rule{Code: "tke-snat-enable-string",
+		Summary: "snatEnable is written as a string (\"true\"), as the Chinese guide does; the English guide writes a boolean. loopguard reads both, but whether TKE's CRD accepts the string is not known: write snatEnable: true without quotes.",
+		Source:  srcSol2 + "; " + srcSol3 + "; " + srcUnconf}
+	RuleL7SNATOn = core.Rule{Code: "tke-l7-snat-on",
+		Summary: "The TkeServiceConfig turns layer-7 SNAT on for every listener of the Ingress (snatEnable: true from ingress controller v2.9.0, keepaliveEnable: 1 before): the CLB replaces the client source address.",
+		Source:  srcSol3 + "; " + srcL7 + "; " + srcIngCfg}
+	RuleL7SNATOff = core.Rule{Code: "tke-l7-snat-off",
+		Summary: "Some of the Ingress's listeners lack layer-7 SNAT in the TkeServiceConfig (snatEnable: true from ingress controller v2.9.0, keepaliveEnable: 1 before), so the CLB keeps the client source address on them.",
+		Source:  srcSol3 + "; " + srcL7 + "; " + srcIngCfg}
+	RuleL7SNATVersion = core.Rule{Code: "tke-l7-snat-controller-version",
+		Summary: "Which TkeServiceConfig field turns layer-7 SNAT on depends on the ingress controller version (snatEnable from v2.9.0, keepaliveEnable: 1 before), and the version is not known or does not match the field set.",
+		Source:  srcSol3}
+	RuleListenPorts = core.Rule{Code: "tke-ingress-listen-ports",
+		Summary: "The Ingress sets custom listener ports (ingress.cloud.tencent.com/listen-ports), which loopguard does not read, so it cannot tell whether every listener has SNAT.",
+		Source:  srcIngAnn}
+	RuleControllerVersionSource = core.Rule{Code: "tke-controller-version",
+		Summary: "The controller version comes from the profile, else from the kube-system ConfigMap's data.VERSION.",
+		Source:  srcSvcAnn + "; " + srcIngAnn}
+)
+
+// Rules for the binding and the nodes behind the CLB.
+var (
+	RuleDirectAccess = core.Rule{Code: "tke-direct-access",
+		Summary: "direct-access: \"true\": the CLB sends straight to Pod addresses (VPC-CNI), not NodePorts; a connection still loops when the client shares a node with the chosen Pod.",
+		Source:  srcGuide + "; " + srcDomain33}
+	RuleSuperNotBehindLB = core.Rule{Code: "tke-super-nodes-not-behind-clb",
+		Summary: "Super nodes are not NodePort targets of the CLB; they are not counted among the nodes a connection can land on.",
+		Source:  srcNodes + "; " + srcDomain33}
+	RuleBackendsLabel = core.Rule{Code: "tke-backends-label",
+		Summary: "The CLB binds only the nodes matching service.kubernetes.io/qcloud-loadbalancer-backends-label.",
+		Source:  srcSvcAnn}
+)
+
+// Rules behind the offers.
+var (
+	RuleOfferPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback",
+		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features and keeps the real client address; the CLB health-check source moves to 100.64.0.0/10 automatically; connections opened before keep the CLB path until they close (FAQ Q3).",
+		Source:  srcSol1 + "; " + srcCompare + "; " + srcFAQ3}
+	RuleOfferL4SNAT = core.Rule{Code: "tke-offer-l4-snat",
+		Summary: "CLB layer-4 listener SNAT through TkeServiceConfig spec.loadBalancer.l4Listeners[].snatEnable: true: traffic keeps CLB features; backends see the CLB address (TCP can recover the client with the PROXY protocol, UDP cannot).",
+		Source:  srcSol2 + "; " + srcCompare}
+	RuleOfferL7SNAT = core.Rule{Code: "tke-offer-l7-snat",
+		Summary: "CLB layer-7 SNAT through TkeServiceConfig spec.loadBalancer.l7Listeners[] (snatEnable: true from ingress controller v2.9.0, keepaliveEnable: 1 before); the client address is in X-Forwarded-For; node security groups must allow the CLB's source range 100.127.0.0/16 (or the CLB must use pass-to-target).",
+		Source:  srcSol3 + "; " + srcRevision}
+	RuleL7NoForwarding = core.Rule{Code: "tke-l7-no-intra-cluster-forwarding",
+		Summary: "Layer-7 loopback can only be resolved by enabling SNAT on the CLB; intra-cluster forwarding (prevent-loopback) does not apply to Ingress.",
+		Source:  srcL7}
+	RulePreventLoopbackIPVSOnly = core.Rule{Code: "tke-prevent-loopback-ipvs-only",
+		Summary: "prevent-loopback is a fix for IPVS mode on regular and native nodes; it does not apply to this cluster's proxy mode.",
+		Source:  srcSol1}
+	RuleProxyModeNeeded = core.Rule{Code: "tke-prevent-loopback-proxy-mode-unknown",
+		Summary: "prevent-loopback only works in IPVS mode, and the proxy mode is not declared.",
+		Source:  srcSol1 + "; " + srcDomain33}
+	RuleNeedsAllowlist = core.Rule{Code: "tke-needs-allowlist",
+		Summary: "The account must be allowlisted for this CLB capability by a support ticket; the profile's allowlists do not list it.",
+		Source:  srcSol2 + "; " + srcSol3}
+	RuleIngressControllerUnknown = core.Rule{Code: "tke-ingress-controller-version-unknown",
+		Summary: "The ingress controller version decides the field (snatEnable from v2.9.0, keepaliveEnable: 1 before) and is not known: declare ingressControllerVersion or include ConfigMap kube-system/tke-ingress-controller-config.",
+		Source:  srcSol3 + "; " + srcIngAnn}
+	RuleIngressBackendsUnknown = core.Rule{Code: "tke-ingress-backends-unknown",
+		Summary: "None of the Ingress's backend Services is in the input, so clients cannot be kept apart from them.",
+		Source:  "DOMAIN.md §1"}
+	RuleIngressSeparationPolicy = core.Rule{Code: "tke-ingress-separation-binding",
+		Summary: "Node separation for an Ingress needs every backend Service on externalTrafficPolicy: Local, or the Ingress on direct-access: \"true\" (VPC-CNI); otherwise the CLB sends to any node.",
+		Source:  srcGuide + " (anti-affinity plus externalTrafficPolicy Local)"}
+	RuleDNSSeveralBackends = core.Rule{Code: "tke-dns-several-backends",
+		Summary: "A host routes paths to several Services; a CoreDNS rewrite can point the name at only one. Rewrite to an in-cluster ingress controller instead (tke-guide).",
+		Source:  srcGuide}
+)
+
+// Rules for objects the dialect does not assess (used in error messages).
+var (
+	RuleModeSkip = core.Rule{Code: "tke-mode-skip",
+		Summary: "mode: skip makes the TKE controller (>= v2.10.0) leave the object and its CLB alone; loopguard does not assess it.",
+		Source:  srcSvcAnn + "; " + srcIngAnn}
+	RuleModeSkipIgnored = core.Rule{Code: "tke-mode-skip-ignored",
+		Summary: "mode: skip needs controller v2.10.0 or later; this controller is older and still manages the object.",
+		Source:  srcSvcAnn + "; " + srcIngAnn}
+	RuleIngressClass = core.Rule{Code: "tke-ingress-class",
+		Summary: "Only Ingresses of class qcloud, or with no class at all, get a TKE CLB; another class's load balancer is that controller's own Service.",
+		Source:  srcIngAnn}
+)
+
+var rules = []core.Rule{
+	RuleInternalSubnet, RuleDefaultPublic, RuleExistingLB,
+	RuleSuperNodes, RuleIPTables, RuleNFTables, RuleIPVSNoIntercept, RulePreventLoopback,
+	RulePreventLoopbackTooOld, RulePreventLoopbackUnverified, RulePreventLoopbackNoEffect,
+	RuleLongConnections, RuleEBPF, RuleIPMode, RuleProxyModeUnknown, RuleL7NotIntercepted,
+	RuleMixedNodes, RuleClientNodes, RuleNodesAssumed,
+	RuleL4SNATOn, RuleL4SNATOff, RuleNoServiceConfig, RuleServiceConfigMissing, RuleSNATQuoted,
+	RuleL7SNATOn, RuleL7SNATOff, RuleL7SNATVersion, RuleListenPorts, RuleControllerVersionSource,
+	RuleDirectAccess, RuleSuperNotBehindLB, RuleBackendsLabel,
+	RuleOfferPreventLoopback, RuleOfferL4SNAT, RuleOfferL7SNAT, RuleL7NoForwarding,
+	RulePreventLoopbackIPVSOnly, RuleProxyModeNeeded, RuleNeedsAllowlist,
+	RuleIngressControllerUnknown, RuleIngressBackendsUnknown, RuleIngressSeparationPolicy,
+	RuleDNSSeveralBackends,
+	RuleModeSkip, RuleModeSkipIgnored, RuleIngressClass,
+}

@@ -1,0 +1,271 @@
+package tencent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// ServiceListeners returns the CLB listeners of a LoadBalancer Service: one per port, keyed by
+// the port's protocol and its Service port (TkeServiceConfig selects listeners by them).
+func ServiceListeners(svc *corev1.Service) []ListenerKey {
+	out := make([]ListenerKey, 0, len(svc.Spec.Ports))
+	for _, p := range svc.Spec.Ports {
+		proto := strings.ToUpper(string(p.Protocol))
+		if proto == "" {
+			proto = "TCP"
+		}
+		out = append(out, ListenerKey{Protocol: proto, Port: p.Port})
+	}
+	return out
+}
+
+func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.Translation, error) {
+	ref := serviceRef(svc)
+	ann := svc.Annotations
+	var errs field.ErrorList
+	prevent, ferr := core.BoolAnnotation(ann, AnnotationPreventLoopback)
+	errs = appendErr(errs, ferr)
+	direct, ferr := core.BoolAnnotation(ann, AnnotationDirectAccess)
+	errs = appendErr(errs, ferr)
+	cfgName, cfgAuto, cerrs := configRef(ann, AnnotationServiceConfig, AnnotationServiceConfigAuto, svc.Name, AutoServiceConfigSuffix)
+	errs = append(errs, cerrs...)
+	errs = appendErr(errs, nonEmpty(ann, AnnotationInternalSubnet, "a subnet (subnet-xxxxxxxx)"))
+	errs = appendErr(errs, nonEmpty(ann, AnnotationExistedLB, "a CLB (lb-xxxxxxxx)"))
+	skip, ferr := readMode(ann, AnnotationMode)
+	errs = appendErr(errs, ferr)
+	backendsLabel, ferr := readBackendsLabel(ann)
+	errs = appendErr(errs, ferr)
+
+	e, ov, err := core.ServiceBase(Name, svc, c, d.behindCLB(backendsLabel))
+	if err != nil && !errors.Is(err, core.ErrInvalid) {
+		return nil, err // not a LoadBalancer Service
+	}
+	if err := invalid(ref, err, errs); err != nil {
+		return nil, err
+	}
+	if skip {
+		if err := d.skipped(&e, ref, AnnotationMode, d.serviceController(c)); err != nil {
+			return nil, err
+		}
+	}
+
+	setScope(&e, ann, AnnotationInternalSubnet, AnnotationExistedLB)
+	if direct == core.Yes {
+		e.Binding = core.DirectToPod
+		e.Reasons = append(e.Reasons, RuleDirectAccess.Reason())
+	}
+	d.notePlacement(&e, c, backendsLabel, direct == core.Yes)
+	ipMode := statusIPMode(&svc.Status.LoadBalancer)
+	d.setIntercept(&e, c, interception{layer: core.Layer4, preventLoopback: prevent, ipMode: ipMode})
+
+	listeners := ServiceListeners(svc)
+	cfg, err := d.serviceConfig(c, ref, svc.Namespace, cfgName, AnnotationServiceConfig, cfgAuto)
+	if err != nil {
+		return nil, err
+	}
+	setL4SNAT(&e, cfg, cfgName, svc.Namespace, listeners)
+
+	offers := []core.Offer{
+		d.offerPreventLoopback(c, prevent),
+		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners),
+		core.NodeSeparationOffer(&e, svc.Spec.Selector),
+		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
+	}
+	ov.Apply(&e)
+	return &core.Translation{Exposure: e, Offers: offers}, nil
+}
+
+func appendErr(errs field.ErrorList, e *field.Error) field.ErrorList {
+	if e != nil {
+		return append(errs, e)
+	}
+	return errs
+}
+
+// skipped returns ErrNotExposed for an object the TKE controller skips, or nil (with a note)
+// when the controller is known to be too old to honour mode: skip.
+func (d *Dialect) skipped(e *core.Exposure, ref core.ObjectRef, key string, ctrl controllerVersion) error {
+	if ctrl.atLeast(modeSkipVersion) == core.No {
+		e.Notes = append(e.Notes, RuleModeSkipIgnored.Because(fmt.Sprintf("%s: skip is set, but the controller is %s (%s), older than %s, so it still manages the object",
+			key, ctrl.raw, ctrl.source, modeSkipVersion)))
+		return nil
+	}
+	return &core.KindError{Kind: core.ErrNotExposed, Object: ref,
+		Msg: fmt.Sprintf("%s: skip: %s (%s; %s)", key, RuleModeSkip.Summary, RuleModeSkip.Code, RuleModeSkip.Source)}
+}
+
+// notePlacement explains which nodes count as behind the CLB.
+func (d *Dialect) notePlacement(e *core.Exposure, c *core.Cluster, backendsLabel labels.Selector, direct bool) {
+	if direct {
+		return
+	}
+	supers := 0
+	for _, n := range c.Nodes() {
+		if d.nodeKind(n) == SuperNode {
+			supers++
+		}
+	}
+	if supers > 0 {
+		e.Notes = append(e.Notes, RuleSuperNotBehindLB.Because(fmt.Sprintf("%d super node(s) are not counted among the %d node(s) behind the CLB", supers, e.Placement.NodesBehindLB)))
+	}
+	if backendsLabel != nil {
+		e.Reasons = append(e.Reasons, RuleBackendsLabel.Because(fmt.Sprintf("the CLB binds only nodes matching %q: %d node(s)", backendsLabel.String(), e.Placement.NodesBehindLB)))
+	}
+}
+
+// serviceConfig finds and parses the referenced TkeServiceConfig; nil when none is referenced
+// or it is not in the input.
+func (d *Dialect) serviceConfig(c *core.Cluster, ref core.ObjectRef, ns, name, key string, auto bool) (*ServiceConfig, error) {
+	if name == "" {
+		return nil, nil
+	}
+	u := c.Custom(ServiceConfigGroup, ServiceConfigKind, ns, name)
+	if u == nil {
+		return nil, nil
+	}
+	cfg, errs := ParseServiceConfig(u)
+	if len(errs) > 0 {
+		how := key + ": " + name
+		if auto {
+			how = "the -auto annotation"
+		}
+		return nil, fmt.Errorf("%s: TkeServiceConfig referenced by %s is malformed: %w", ref, how,
+			core.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: ns, Name: name}, errs))
+	}
+	return cfg, nil
+}
+
+// setL4SNAT: SNAT is on when every listener of the Service has snatEnable: true in the config
+// (seeds solution 2); a listener without it keeps the client address (CLB default off).
+func setL4SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners []ListenerKey) {
+	if name == "" {
+		e.LBSourceNAT = core.No
+		e.Reasons = append(e.Reasons, RuleNoServiceConfig.Reason())
+		return
+	}
+	if cfg == nil {
+		e.LBSourceNAT = core.Unknown
+		e.Reasons = append(e.Reasons, RuleServiceConfigMissing.Because("TkeServiceConfig "+ns+"/"+name+" is referenced but not in the input; include it, or declare loopguard.io/lb-source-nat"))
+		return
+	}
+	var missing, quoted []string
+	for _, k := range listeners {
+		l := cfg.L4(k)
+		if l == nil || !l.SNAT() {
+			missing = append(missing, k.String())
+			continue
+		}
+		if l.SnatEnableQuoted {
+			quoted = append(quoted, L4ListenersPath.Index(l.Index).Child("snatEnable").String())
+		}
+	}
+	if len(quoted) > 0 {
+		e.Notes = append(e.Notes, RuleSNATQuoted.Because("TkeServiceConfig "+ns+"/"+name+" writes "+strings.Join(quoted, ", ")+" as the string \"true\"; write the boolean true"))
+	}
+	if len(missing) > 0 || len(listeners) == 0 {
+		e.LBSourceNAT = core.No
+		e.Reasons = append(e.Reasons, RuleL4SNATOff.Because("TkeServiceConfig "+ns+"/"+name+" has no snatEnable: true for "+strings.Join(missing, ", ")))
+		return
+	}
+	e.LBSourceNAT = core.Yes
+	e.Reasons = append(e.Reasons, RuleL4SNATOn.Because("TkeServiceConfig "+ns+"/"+name+" sets snatEnable: true for every listener ("+keysText(listeners)+")"))
+}
+
+func keysText(ks []ListenerKey) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// offerPreventLoopback is solution 1, intra-cluster forwarding (seeds; costs from the
+// comparison table; effects from FAQ Q3).
+func (d *Dialect) offerPreventLoopback(c *core.Cluster, current core.Fact) core.Offer {
+	o := core.Offer{
+		Remedy: core.InterceptVIP,
+		Path:   core.PathVIP,
+		Action: "set metadata.annotations[\"" + AnnotationPreventLoopback + "\"]: \"true\"",
+		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
+		Reason: RuleOfferPreventLoopback.Reason(),
+	}
+	p := &c.Profile
+	switch p.ProxyMode {
+	case core.ProxyModeIPVS:
+		support, min := d.revisions.check(p.KubeProxyVersion)
+		switch support {
+		case TooOld:
+			o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion,
+				Reason: RulePreventLoopbackTooOld.Because(fmt.Sprintf("kube-proxy %s is older than %s; upgrade the kube-proxy DaemonSet image to %s or later (TKE Kubernetes revision history)", p.KubeProxyVersion, min, min))})
+		case SupportUnknown:
+			o.Action += " (needs a kube-proxy revision that binds LB addresses to the IPVS interface: " + d.revisions.minimumsText() + " or later for its minor; the revision is not known)"
+		}
+	case core.ProxyModeUnknown:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleProxyModeNeeded.Reason()})
+	default:
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
+			Reason: RulePreventLoopbackIPVSOnly.Because("the proxy mode is " + string(p.ProxyMode) + "; prevent-loopback only changes IPVS mode on regular and native nodes")})
+	}
+	return o
+}
+
+// offerL4SNAT is solution 2: snatEnable on exactly the Service's listeners.
+func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName string, auto bool, listeners []ListenerKey) core.Offer {
+	clientIP := core.ClientIPProxyProtocol
+	if e.Protocols&core.UDP != 0 {
+		clientIP = core.ClientIPLost
+	}
+	var action string
+	switch {
+	case cfgName != "":
+		action = "in TkeServiceConfig " + svc.Namespace + "/" + cfgName + " set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners)
+	default:
+		action = "annotate " + AnnotationServiceConfigAuto + ": \"true\" (or reference your own TkeServiceConfig with " + AnnotationServiceConfig +
+			") and set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners) + " in " + svc.Namespace + "/" + svc.Name + AutoServiceConfigSuffix
+	}
+	if e.Protocols&core.UDP != 0 {
+		action += "; UDP clients' addresses are lost behind SNAT"
+	} else {
+		action += "; turn on the PROXY protocol to recover TCP clients' addresses"
+	}
+	o := core.Offer{
+		Remedy: core.LBSourceNAT,
+		Path:   core.PathProxy,
+		Action: action,
+		Costs:  core.Costs{ClientIP: clientIP, Tickets: []core.Capability{CapL4SNAT}},
+		Reason: RuleOfferL4SNAT.Reason(),
+	}
+	o.Unmet = allowlistUnmet(&c.Profile, CapL4SNAT)
+	return o
+}
+
+// allowlistUnmet lists one precondition per capability the profile lacks; each names every
+// missing ticket so a rejection that cites the first one says what to ask for.
+func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Precondition {
+	var missing []core.Capability
+	for _, cp := range caps {
+		if !p.HasAllowlist(cp) {
+			missing = append(missing, cp)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	asked := make([]string, len(missing))
+	for i, cp := range missing {
+		asked[i] = fmt.Sprintf("%q (allowlists: %s)", Ask(cp), cp)
+	}
+	out := make([]core.Precondition, len(missing))
+	for i, cp := range missing {
+		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp,
+			Reason: RuleNeedsAllowlist.Because("submit a support ticket asking for " + strings.Join(asked, " and "))}
+	}
+	return out
+}
