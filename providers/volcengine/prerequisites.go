@@ -79,16 +79,16 @@ func ccmPrereq(p *core.ClusterProfile) Prerequisite {
 
 func versionAtLeast(have string, min *version.Version, rule core.Rule, fieldName, what string) (core.Fact, core.Reason) {
 	if have == "" {
-		return core.Unknown, rule.Because("The profile does not say which version " + what + " runs (" + fieldName + "); ip-mode needs " + min.String() + " or later.")
+		return core.Unknown, rule.Because("The profile does not say which version " + what + " runs (" + fieldName + "); ip-mode needs v" + min.String() + " or later.")
 	}
 	v, err := core.ParseVersion(have)
 	if err != nil {
-		return core.Unknown, rule.Because("The profile's " + fieldName + " " + quote(have) + " is not a version; ip-mode needs " + min.String() + " or later.")
+		return core.Unknown, rule.Because("The profile's " + fieldName + " " + quote(have) + " is not a version; ip-mode needs v" + min.String() + " or later.")
 	}
 	if v.AtLeast(min) {
-		return core.Yes, rule.Because(what + " " + have + " meets the ip-mode prerequisite (" + min.String() + " or later).")
+		return core.Yes, rule.Because(what + " " + have + " meets the ip-mode prerequisite (v" + min.String() + " or later).")
 	}
-	return core.No, rule.Because(what + " " + have + " is older than " + min.String() + ", which ip-mode needs.")
+	return core.No, rule.Because(what + " " + have + " is older than v" + min.String() + ", which ip-mode needs.")
 }
 
 // networkPrereq: "集群网络模型为 VPC-CNI，且 Pod 网络接口为 IPVlan，服务转发模式为 eBPF" (seed 003).
