@@ -214,12 +214,25 @@ func TestAssess(t *testing.T) {
 					t.Errorf("reason %s missing from %v", c, codes(got.Reasons))
 				}
 			}
+			for _, r := range got.Reasons {
+				if !documented[r.Code] {
+					t.Errorf("reason code %s is not in Rules()", r.Code)
+				}
+			}
 			if got.Object != tc.in.Object {
 				t.Errorf("object = %v, want %v", got.Object, tc.in.Object)
 			}
 		})
 	}
 }
+
+var documented = func() map[Code]bool {
+	m := map[Code]bool{}
+	for _, r := range Rules() {
+		m[r.Code] = true
+	}
+	return m
+}()
 
 func checkP(t *testing.T, what string, got Probability, want float64) {
 	t.Helper()
