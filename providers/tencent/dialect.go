@@ -2,6 +2,7 @@ package tencent
 
 import (
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -98,8 +99,10 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	kind := "nil"
 	if obj != nil {
 		kind = fmt.Sprintf("%T", obj)
-		if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
-			kind = k
+		if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || !v.IsNil() {
+			if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+				kind = k
+			}
 		}
 	}
 	return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: kind},

@@ -148,7 +148,7 @@ func seedRows() []seedRow {
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: ipvsLoop},
 		{section: s3, en: "Regular nodes/native nodes + private network CLB + IPVS + intra-cluster forwarding enabled | Closed loop within the cluster, without passing through the CLB | None | Resolved.",
-			zh: "普通节点/原生节点 + 内网 CLB + IPVS + 已启用集群内转发 | 集群内闭环，不经过 CLB | 无 | 已解决",
+			zh:    "普通节点/原生节点 + 内网 CLB + IPVS + 已启用集群内转发 | 集群内闭环，不经过 CLB | 无 | 已解决",
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "seed/private-service-prevent-loopback.yaml"}, object: svcWeb,
 			want: with(interceptedVIP, func(w *seedWant) {
 				w.reasons = []core.Code{"tke-internal-subnet", "tke-prevent-loopback", "node-intercepts-vip"}
@@ -168,11 +168,11 @@ func seedRows() []seedRow {
 				w.notes = []core.Code{"tke-snat-enable-string"}
 			})},
 		{section: s3, en: "Super Nodes | Closed loop within the cluster, without passing through the CLB | None | No processing is required.",
-			zh: "超级节点 | 集群内闭环，不经过 CLB | 无 | 无需处理",
+			zh:    "超级节点 | 集群内闭环，不经过 CLB | 无 | 无需处理",
 			files: []string{"profiles/ipvs.yaml", "nodes/super-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: superVIP()},
 		{section: s3, en: "iptables mode | Closed loop within the cluster, without passing through the CLB | None | No processing is required.",
-			zh: "iptables 模式 | 集群内闭环，不经过 CLB | 无 | 无需处理",
+			zh:    "iptables 模式 | 集群内闭环，不经过 CLB | 无 | 无需处理",
 			files: []string{"profiles/iptables.yaml", "nodes/regular-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: iptablesVIP},
 
@@ -195,7 +195,7 @@ func seedRows() []seedRow {
 				w.reasons = []core.Code{"tke-l7-not-intercepted", "tke-l7-snat-on", "lb-source-nat"}
 			})},
 		{section: s4, en: "Layer 7 loopback can only be resolved by enabling SNAT on the CLB. The intra-cluster forwarding solution is not applicable to Layer 7 scenarios.",
-			zh: "七层回环只能通过 CLB 开启 SNAT 解决，集群内转发方案不适用于七层场景。",
+			zh:    "七层回环只能通过 CLB 开启 SNAT 解决，集群内转发方案不适用于七层场景。",
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "seed/private-ingress-prevent-loopback.yaml"}, object: ingWeb,
 			want: with(l7Loop, func(w *seedWant) { w.notes = []core.Code{"tke-prevent-loopback-no-effect"} }),
 			check: func(t *testing.T, res *core.Result) {
@@ -232,7 +232,7 @@ func seedRows() []seedRow {
 				}
 			}},
 		{section: faq, en: `Q3: Does Adding the service.cloud.tencent.com/prevent-loopback: "true" annotation Affect Existing Services?`,
-			zh: `Q3: 添加 service.cloud.tencent.com/prevent-loopback: "true" annotation 后对现有业务有影响吗？`,
+			zh:    `Q3: 添加 service.cloud.tencent.com/prevent-loopback: "true" annotation 后对现有业务有影响吗？`,
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: ipvsLoop,
 			check: func(t *testing.T, res *core.Result) {
