@@ -1,0 +1,193 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Writer says who carries out a change.
+type Writer string
+
+const (
+	// WriterCluster: the reconciler writes a Kubernetes object through the ClusterWriter.
+	WriterCluster Writer = "cluster"
+	// WriterCloud: the provider's driver calls the cloud API.
+	WriterCloud Writer = "cloud"
+	// WriterUser: loopguard does not write it; the plan shows what the user should apply
+	// (a scheduling rule on their workloads, a support ticket, a DNS change).
+	WriterUser Writer = "user"
+)
+
+// ObjectKey names a Kubernetes object to read or write.
+type ObjectKey struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+func (k ObjectKey) String() string {
+	if k.Namespace == "" {
+		return k.Kind + " " + k.Name
+	}
+	return k.Kind + " " + k.Namespace + "/" + k.Name
+}
+
+// Strategy says how a cluster change is written.
+type Strategy string
+
+const (
+	// StrategyApply: server-side apply of just the edited fields under loopguard's field
+	// manager; the API server keeps every field other managers own and reports a conflict when
+	// another manager owns one of ours. Used for annotations.
+	StrategyApply Strategy = "apply"
+	// StrategyUpdate: read, make the edits, write back with the resourceVersion read
+	// (optimistic concurrency). Used for objects whose lists the server cannot merge by key
+	// (a CRD schema without list-map markers, like TKE's TkeServiceConfig): the edits touch
+	// only their own leaves, so every other field survives the round trip.
+	StrategyUpdate Strategy = "update"
+)
+
+// Change is one concrete change of a plan.
+type Change struct {
+	By Writer `json:"by"`
+	// Object is the Kubernetes object a cluster change writes.
+	Object *ObjectKey `json:"object,omitempty"`
+	// Resource names the cloud resource a cloud change writes ("clb listener lbl-123 of lb-abc").
+	Resource string `json:"resource,omitempty"`
+	// Field and To describe the change for people; From is the observed value ("" when absent).
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	// Edits are what a cluster change does to the object.
+	Edits    []Edit   `json:"edits,omitempty"`
+	Strategy Strategy `json:"strategy,omitempty"`
+	// Create makes the object from Template (plus Edits) when it does not exist yet.
+	Create   bool                       `json:"create,omitempty"`
+	Template *unstructured.Unstructured `json:"template,omitempty"`
+	// Params carry a cloud change's arguments for the driver (IDs, attribute names).
+	Params map[string]string `json:"params,omitempty"`
+	// Disruptive: the change replaces an object (a new LB address).
+	Disruptive bool `json:"disruptive,omitempty"`
+	// Reason says why the change is part of the plan.
+	Reason Reason `json:"reason"`
+}
+
+func (c *Change) String() string {
+	target := c.Resource
+	if c.Object != nil {
+		target = c.Object.String()
+	}
+	from := c.From
+	if from == "" {
+		from = "(unset)"
+	}
+	return fmt.Sprintf("%s %s: %s %s → %s", c.By, target, c.Field, from, c.To)
+}
+
+// Check is something the reconciler re-reads after applying to confirm the change took
+// effect, such as status.loadBalancer.ingress[].ipMode set by a cloud controller.
+type Check struct {
+	Object ObjectKey `json:"object"`
+	Edit   Edit      `json:"expect"`
+	// Pending says what it means when the check does not hold yet, and what to do next.
+	Pending string `json:"pending"`
+}
+
+// Plan is everything needed to make a decision true for one object. Computing it never
+// writes; it is validated whole before the first write.
+type Plan struct {
+	Object   ObjectRef `json:"object"`
+	Decision Decision  `json:"decision"`
+	Changes  []Change  `json:"changes"`
+	Checks   []Check   `json:"checks,omitempty"`
+	// Notes are consequences worth reading before applying (health checks move to 100.64,
+	// existing long connections keep the old path).
+	Notes []Reason `json:"notes,omitempty"`
+	// Blocked is set when the plan cannot be applied as is (an allowlist to request, an
+	// unknown version); it is the error Apply returns.
+	Blocked error `json:"-"`
+}
+
+// Empty reports whether the plan writes nothing: the decision is already true.
+func (p *Plan) Empty() bool {
+	for i := range p.Changes {
+		if p.Changes[i].By != WriterUser {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", p.Object, p.Decision.Remedy)
+	for i := range p.Changes {
+		b.WriteString("\n  ")
+		b.WriteString(p.Changes[i].String())
+	}
+	return b.String()
+}
+
+// ClusterReader reads live Kubernetes objects as unstructured, so no field is lost on the way.
+type ClusterReader interface {
+	// Get returns the object, or (nil, nil) when it does not exist.
+	Get(ctx context.Context, key ObjectKey) (*unstructured.Unstructured, error)
+}
+
+// ClusterWriter writes Kubernetes objects under loopguard's field manager. Adapters implement
+// it with client-go (adapters/kube); tests can use a fake.
+type ClusterWriter interface {
+	ClusterReader
+	// Apply server-side-applies a partial object. A field owned by another manager is a
+	// conflict (ErrConflict), never forced.
+	Apply(ctx context.Context, obj *unstructured.Unstructured) error
+	// Update writes an object read by Get; ErrConflict when it changed since.
+	Update(ctx context.Context, obj *unstructured.Unstructured) error
+	// Create creates an object; ErrConflict when it already exists.
+	Create(ctx context.Context, obj *unstructured.Unstructured) error
+}
+
+// PlanRequest is what a Driver plans from.
+type PlanRequest struct {
+	Object  runtime.Object
+	Cluster *Cluster
+	Result  *Result
+	Policy  Policy
+	// Reader reads live objects; nil when planning offline from manifests, where the input
+	// objects are the observed state.
+	Reader ClusterReader
+}
+
+// Driver carries out a cloud's remedies. Observing and planning never change anything;
+// ApplyCloud is idempotent: "already so" is success, "still in progress" is a RetryError.
+type Driver interface {
+	// Plan observes what it needs and returns the changes that make req.Result.Decision true.
+	// An empty plan means the decision already holds.
+	Plan(ctx context.Context, req *PlanRequest) (*Plan, error)
+	// ApplyCloud makes one change with By == WriterCloud.
+	ApplyCloud(ctx context.Context, ch *Change) error
+}
+
+// DriverFuncs adapts functions to a Driver, for tests and small hosts.
+type DriverFuncs struct {
+	PlanFn       func(ctx context.Context, req *PlanRequest) (*Plan, error)
+	ApplyCloudFn func(ctx context.Context, ch *Change) error
+}
+
+// Plan calls PlanFn.
+func (f DriverFuncs) Plan(ctx context.Context, req *PlanRequest) (*Plan, error) {
+	return f.PlanFn(ctx, req)
+}
+
+// ApplyCloud calls ApplyCloudFn, or reports ErrUnsupported when it is nil.
+func (f DriverFuncs) ApplyCloud(ctx context.Context, ch *Change) error {
+	if f.ApplyCloudFn == nil {
+		return &KindError{Kind: ErrUnsupported, Msg: "this driver makes no cloud changes"}
+	}
+	return f.ApplyCloudFn(ctx, ch)
+}

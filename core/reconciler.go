@@ -1,0 +1,312 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// FieldManager is the server-side apply field manager loopguard writes under.
+const FieldManager = "loopguard"
+
+// Reconciler is the generic engine: it evaluates an object, asks the cloud's Driver for a plan,
+// validates the whole plan, writes it, and verifies by re-observing. Providers only talk to
+// their cloud; the Reconciler owns the lifecycle (DESIGN.md "Interfaces").
+type Reconciler struct {
+	dialect   Dialect
+	driver    Driver
+	writer    ClusterWriter
+	log       hclog.Logger
+	policy    Policy
+	conflicts int
+	retry     time.Duration
+}
+
+// ReconcilerOption configures a Reconciler.
+type ReconcilerOption func(*Reconciler)
+
+// WithClusterWriter sets where cluster changes are written and live objects read. Without it
+// the Reconciler plans offline and refuses plans with cluster changes.
+func WithClusterWriter(w ClusterWriter) ReconcilerOption { return func(r *Reconciler) { r.writer = w } }
+
+// WithLogger sets the logger; the default discards.
+func WithLogger(l hclog.Logger) ReconcilerOption { return func(r *Reconciler) { r.log = l } }
+
+// WithPolicy sets the decision policy; the default is the zero Policy.
+func WithPolicy(p Policy) ReconcilerOption { return func(r *Reconciler) { r.policy = p } }
+
+// WithConflictRetries sets how often an optimistic update is retried after a conflict (default 5).
+func WithConflictRetries(n int) ReconcilerOption { return func(r *Reconciler) { r.conflicts = n } }
+
+// WithRetryDelay sets the delay a RetryError suggests when a check is pending (default 10 s).
+func WithRetryDelay(d time.Duration) ReconcilerOption { return func(r *Reconciler) { r.retry = d } }
+
+// NewReconciler builds a Reconciler for one cloud.
+func NewReconciler(d Dialect, drv Driver, opts ...ReconcilerOption) *Reconciler {
+	r := &Reconciler{dialect: d, driver: drv, log: hclog.NewNullLogger(), conflicts: 5, retry: 10 * time.Second}
+	for _, o := range opts {
+		o(r)
+	}
+	r.log = r.log.Named("reconciler")
+	return r
+}
+
+// Outcome is what Apply did.
+type Outcome struct {
+	Plan *Plan
+	// Written lists the changes that were written; changes already in place are not.
+	Written []Change
+	// ForUser lists the changes the user has to carry out (By == WriterUser).
+	ForUser []Change
+}
+
+// Plan evaluates obj and returns the plan that would make the decision true. It never writes.
+func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (*Plan, error) {
+	res, err := Evaluate(r.dialect, obj, c, r.policy)
+	if err != nil {
+		return nil, err
+	}
+	req := &PlanRequest{Object: obj, Cluster: c, Result: res, Policy: r.policy}
+	if r.writer != nil {
+		req.Reader = r.writer
+	}
+	p, err := r.driver.Plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if p.Blocked == nil {
+		p.Blocked = r.validate(p)
+	}
+	return p, nil
+}
+
+// validate checks a whole plan before anything is written.
+func (r *Reconciler) validate(p *Plan) error {
+	d := &p.Decision
+	if p.Empty() {
+		return nil
+	}
+	if d.Tentative {
+		return &KindError{Kind: ErrPrecondition, Object: p.Object, Msg: "the risk is unknown; declare the missing facts before applying (" + d.Why + ")"}
+	}
+	if len(d.Tickets) > 0 {
+		return &AllowlistError{Object: p.Object, Capability: d.Tickets[0], Ask: string(d.Tickets[0])}
+	}
+	for i := range p.Changes {
+		ch := &p.Changes[i]
+		if ch.Disruptive && !r.policy.AllowDisruptive {
+			return &KindError{Kind: ErrImmutable, Object: p.Object, Msg: "the plan replaces an object (" + ch.String() + "); allow disruptive changes to apply it"}
+		}
+		if ch.By == WriterCluster {
+			if r.writer == nil {
+				return &KindError{Kind: ErrUnsupported, Object: p.Object, Msg: "the plan writes Kubernetes objects but no cluster writer is configured"}
+			}
+			if ch.Object == nil || (len(ch.Edits) == 0 && !ch.Create) {
+				return &KindError{Kind: ErrInvalid, Object: p.Object, Msg: "driver produced a cluster change without an object or edits: " + ch.String()}
+			}
+			if ch.Strategy != StrategyApply && ch.Strategy != StrategyUpdate {
+				return &KindError{Kind: ErrInvalid, Object: p.Object, Msg: fmt.Sprintf("driver produced a cluster change with strategy %q", ch.Strategy)}
+			}
+		}
+	}
+	return nil
+}
+
+// Reconcile plans and applies.
+func (r *Reconciler) Reconcile(ctx context.Context, obj runtime.Object, c *Cluster) (*Outcome, error) {
+	p, err := r.Plan(ctx, obj, c)
+	if err != nil {
+		return nil, err
+	}
+	return r.Apply(ctx, p)
+}
+
+// Apply writes a validated plan, then verifies it by re-reading. Each change is idempotent, so
+// after a failure a new Plan and Apply converge from wherever the last one stopped.
+func (r *Reconciler) Apply(ctx context.Context, p *Plan) (*Outcome, error) {
+	out := &Outcome{Plan: p}
+	if p.Blocked != nil {
+		return out, p.Blocked
+	}
+	if err := r.validate(p); err != nil {
+		return out, err
+	}
+	log := r.log.With("object", p.Object.String(), "remedy", string(p.Decision.Remedy))
+	for i := range p.Changes {
+		ch := &p.Changes[i]
+		var wrote bool
+		var err error
+		switch ch.By {
+		case WriterUser:
+			out.ForUser = append(out.ForUser, *ch)
+			continue
+		case WriterCluster:
+			wrote, err = r.applyCluster(ctx, ch)
+		case WriterCloud:
+			err = r.driver.ApplyCloud(ctx, ch)
+			wrote = err == nil
+		default:
+			err = &KindError{Kind: ErrInvalid, Object: p.Object, Msg: fmt.Sprintf("unknown writer %q", ch.By)}
+		}
+		if err != nil {
+			log.Warn("change failed", "change", ch.String(), "error", err)
+			return out, fmt.Errorf("%s: %s: %w", p.Object, ch.String(), err)
+		}
+		if wrote {
+			log.Info("change written", "change", ch.String())
+			out.Written = append(out.Written, *ch)
+		}
+	}
+	return out, r.verify(ctx, p)
+}
+
+func (r *Reconciler) applyCluster(ctx context.Context, ch *Change) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		wrote, err := r.writeOnce(ctx, ch)
+		if errors.Is(err, ErrConflict) && attempt < r.conflicts {
+			// Someone wrote in between: re-read and make the edits again.
+			continue
+		}
+		return wrote, err
+	}
+}
+
+// writeOnce reads the object, makes the edits and writes it if anything changed.
+func (r *Reconciler) writeOnce(ctx context.Context, ch *Change) (bool, error) {
+	live, err := r.writer.Get(ctx, *ch.Object)
+	if err != nil {
+		return false, err
+	}
+	if live == nil {
+		if !ch.Create {
+			return false, RetryAfter(r.retry, ch.Object.String()+" does not exist yet", nil)
+		}
+		obj := newObject(ch)
+		if _, err := applyEdits(obj.Object, ch.Edits); err != nil {
+			return false, err
+		}
+		return true, r.writer.Create(ctx, obj)
+	}
+	obj := live.DeepCopy()
+	changed, err := applyEdits(obj.Object, ch.Edits)
+	if err != nil || !changed {
+		return false, err
+	}
+	if ch.Strategy == StrategyApply {
+		partial := newObject(&Change{Object: ch.Object})
+		if _, err := applyEdits(partial.Object, ch.Edits); err != nil {
+			return false, err
+		}
+		return true, r.writer.Apply(ctx, partial)
+	}
+	return true, r.writer.Update(ctx, obj)
+}
+
+func newObject(ch *Change) *unstructured.Unstructured {
+	if ch.Template != nil {
+		obj := ch.Template.DeepCopy()
+		obj.SetAPIVersion(ch.Object.APIVersion)
+		obj.SetKind(ch.Object.Kind)
+		obj.SetNamespace(ch.Object.Namespace)
+		obj.SetName(ch.Object.Name)
+		return obj
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetAPIVersion(ch.Object.APIVersion)
+	obj.SetKind(ch.Object.Kind)
+	obj.SetNamespace(ch.Object.Namespace)
+	obj.SetName(ch.Object.Name)
+	return obj
+}
+
+func applyEdits(obj map[string]any, edits []Edit) (bool, error) {
+	// Check every edit first so that a shape conflict leaves the object untouched.
+	for _, e := range edits {
+		if err := e.check(obj); err != nil {
+			return false, &KindError{Kind: ErrConflict, Msg: "a field loopguard must set holds a value of another shape", Err: err}
+		}
+	}
+	changed := false
+	for _, e := range edits {
+		c, err := e.ApplyTo(obj)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
+}
+
+// verify re-reads what the plan promised. Checks that do not hold yet are a RetryError: the
+// change is written but a controller has not acted on it.
+func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
+	if r.writer == nil {
+		return nil
+	}
+	for _, chk := range p.Checks {
+		live, err := r.writer.Get(ctx, chk.Object)
+		if err != nil {
+			return err
+		}
+		if live == nil || !chk.Edit.Satisfied(live.Object) {
+			return RetryAfter(r.retry, fmt.Sprintf("%s: %s not yet %v: %s", chk.Object, chk.Edit, chk.Edit.Value, chk.Pending), nil)
+		}
+	}
+	for i := range p.Changes {
+		ch := &p.Changes[i]
+		if ch.By != WriterCluster {
+			continue
+		}
+		live, err := r.writer.Get(ctx, *ch.Object)
+		if err != nil {
+			return err
+		}
+		for _, e := range ch.Edits {
+			if live == nil || !e.Satisfied(live.Object) {
+				return &KindError{Kind: ErrConflict, Object: p.Object, Msg: fmt.Sprintf("%s: %s did not stick after writing (another controller may be reverting it)", ch.Object, e)}
+			}
+		}
+	}
+	return nil
+}
+
+// TypedFromUnstructured converts a live Service or Ingress read as unstructured into the typed
+// object dialects read.
+func TypedFromUnstructured(u *unstructured.Unstructured) (runtime.Object, error) {
+	var obj runtime.Object
+	switch u.GetKind() {
+	case "Service":
+		obj = &corev1.Service{}
+	case "Ingress":
+		obj = &networkingv1.Ingress{}
+	default:
+		return nil, &KindError{Kind: ErrUnsupported, Msg: "cannot convert kind " + u.GetKind()}
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// KeyOf returns the ObjectKey of a typed Service or Ingress.
+func KeyOf(obj runtime.Object) (ObjectKey, bool) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return ObjectKey{}, false
+	}
+	switch obj.(type) {
+	case *corev1.Service:
+		return ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: m.GetNamespace(), Name: m.GetName()}, true
+	case *networkingv1.Ingress:
+		return ObjectKey{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: m.GetNamespace(), Name: m.GetName()}, true
+	}
+	return ObjectKey{}, false
+}
