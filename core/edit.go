@@ -14,7 +14,7 @@ type PathElem struct {
 }
 
 // F is a field step; K selects a list element by its keys.
-func F(name string) PathElem          { return PathElem{Field: name} }
+func F(name string) PathElem         { return PathElem{Field: name} }
 func K(keys map[string]any) PathElem { return PathElem{Keys: keys} }
 
 // Edit sets one leaf of an unstructured object, creating the maps and keyed list elements on
