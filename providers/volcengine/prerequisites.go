@@ -1,6 +1,7 @@
 package volcengine
 
 import (
+	"math"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -54,13 +55,30 @@ func (p *Prerequisite) Err(obj core.ObjectRef) error {
 // Prerequisites checks the three ip-mode prerequisites of seed 003 against a profile, in the
 // order the seed lists them: Kubernetes version, network model, CCM version.
 func Prerequisites(p *core.ClusterProfile) []Prerequisite {
-	return []Prerequisite{kubernetesPrereq(p), networkPrereq(p), ccmPrereq(p)}
+	all := prerequisites(p)
+	return all[:]
 }
+
+// prerequisites is Prerequisites without the slice, so a translation keeps it on the stack.
+// A met prerequisite costs no allocation; only what falls short is spelled out.
+func prerequisites(p *core.ClusterProfile) [3]Prerequisite {
+	return [3]Prerequisite{kubernetesPrereq(p), networkPrereq(p), ccmPrereq(p)}
+}
+
+var (
+	kubernetesMin = [3]uint{1, 30, 0}
+	ccmMin        = [3]uint{1, 43, 0}
+
+	reasonKubernetesMet = RulePrereqKubernetes.Because("Kubernetes meets the ip-mode prerequisite (v1.30 or later).")
+	reasonCCMMet        = RulePrereqCCM.Because("The cloud-controller-manager add-on meets the ip-mode prerequisite (v1.43.0 or later).")
+	reasonNetworkMet    = RulePrereqNetwork.Because("VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding meets the ip-mode prerequisite.")
+)
 
 func kubernetesPrereq(p *core.ClusterProfile) Prerequisite {
 	r := Prerequisite{Name: PrereqKubernetes, Component: "Kubernetes", Have: p.KubernetesVersion,
 		Need: ">= v1.30", Kind: core.PreconditionVersion}
-	r.Met, r.Reason = versionAtLeast(p.KubernetesVersion, MinKubernetesVersion, RulePrereqKubernetes, "kubernetesVersion", "Kubernetes")
+	r.Met, r.Reason = versionPrereq(p.KubernetesVersion, kubernetesMin, MinKubernetesVersion, reasonKubernetesMet,
+		RulePrereqKubernetes, "kubernetesVersion", "Kubernetes")
 	if r.Met == core.Unknown {
 		r.Missing = []string{"kubernetesVersion"}
 	}
@@ -70,32 +88,85 @@ func kubernetesPrereq(p *core.ClusterProfile) Prerequisite {
 func ccmPrereq(p *core.ClusterProfile) Prerequisite {
 	r := Prerequisite{Name: PrereqCCM, Component: "cloud-controller-manager", Have: p.CCMVersion,
 		Need: ">= v1.43.0", Kind: core.PreconditionVersion}
-	r.Met, r.Reason = versionAtLeast(p.CCMVersion, MinCCMVersion, RulePrereqCCM, "ccmVersion", "the cloud-controller-manager add-on")
+	r.Met, r.Reason = versionPrereq(p.CCMVersion, ccmMin, MinCCMVersion, reasonCCMMet,
+		RulePrereqCCM, "ccmVersion", "the cloud-controller-manager add-on")
 	if r.Met == core.Unknown {
 		r.Missing = []string{"ccmVersion"}
 	}
 	return r
 }
 
-func versionAtLeast(have string, min *version.Version, rule core.Rule, fieldName, what string) (core.Fact, core.Reason) {
+func versionPrereq(have string, min [3]uint, minV *version.Version, met core.Reason, rule core.Rule, fieldName, what string) (core.Fact, core.Reason) {
 	if have == "" {
-		return core.Unknown, rule.Because("The profile does not say which version " + what + " runs (" + fieldName + "); ip-mode needs v" + min.String() + " or later.")
+		return core.Unknown, rule.Because("The profile does not say which version " + what + " runs (" + fieldName + "); ip-mode needs v" + minV.String() + " or later.")
 	}
-	v, err := core.ParseVersion(have)
-	if err != nil {
-		return core.Unknown, rule.Because("The profile's " + fieldName + " " + quote(have) + " is not a version; ip-mode needs v" + min.String() + " or later.")
+	v, ok := parseVersion(have)
+	if !ok {
+		return core.Unknown, rule.Because("The profile's " + fieldName + " " + quote(have) + " is not a version; ip-mode needs v" + minV.String() + " or later.")
 	}
-	if v.AtLeast(min) {
-		return core.Yes, rule.Because(what + " " + have + " meets the ip-mode prerequisite (v" + min.String() + " or later).")
+	if atLeast(v, min) {
+		return core.Yes, met
 	}
-	return core.No, rule.Because(what + " " + have + " is older than v" + min.String() + ", which ip-mode needs.")
+	return core.No, rule.Because(what + " " + have + " is older than v" + minV.String() + ", which ip-mode needs.")
+}
+
+// parseVersion reads the first three numbers of a version as core.ParseVersion
+// (k8s.io/apimachinery version.ParseGeneric) accepts it: optional blanks and "v", at least two
+// dot-separated numbers, the first without a leading zero, anything after ignored
+// ("v1.43.0-vke.1"). It does not allocate; a test keeps it in step with ParseGeneric.
+func parseVersion(s string) (c [3]uint, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f') {
+		i++
+	}
+	if i < len(s) && s[i] == 'v' {
+		i++
+	}
+	n := 0
+	for {
+		start := i
+		var v uint64
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			d := uint64(s[i] - '0')
+			if v > (math.MaxUint64-d)/10 {
+				return c, false
+			}
+			v = v*10 + d
+			i++
+		}
+		if i == start {
+			break
+		}
+		if n == 0 && s[start] == '0' && i-start > 1 {
+			return c, false
+		}
+		if n < len(c) {
+			c[n] = uint(v)
+		}
+		n++
+		if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+			i++
+			continue
+		}
+		break
+	}
+	return c, n >= 2
+}
+
+func atLeast(v, min [3]uint) bool {
+	for i := range v {
+		if v[i] != min[i] {
+			return v[i] > min[i]
+		}
+	}
+	return true
 }
 
 // networkPrereq: "集群网络模型为 VPC-CNI，且 Pod 网络接口为 IPVlan，服务转发模式为 eBPF" (seed 003).
 func networkPrereq(p *core.ClusterProfile) Prerequisite {
 	d := &p.Dataplane
 	r := Prerequisite{Name: PrereqNetwork, Component: "network model",
-		Have: networkHave(p), Need: "VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding"}
+		Need: "VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding"}
 	var wrong []string
 	switch cni := strings.ToLower(d.CNI); {
 	case cni == "":
@@ -117,6 +188,9 @@ func networkPrereq(p *core.ClusterProfile) Prerequisite {
 	default:
 		wrong = append(wrong, "service forwarding "+quote(string(p.ProxyMode))+" (need ebpf)")
 	}
+	if len(wrong) > 0 || len(r.Missing) > 0 {
+		r.Have = networkHave(p)
+	}
 	switch {
 	case len(wrong) > 0:
 		r.Met, r.Kind = core.No, core.PreconditionUnsupported
@@ -126,8 +200,7 @@ func networkPrereq(p *core.ClusterProfile) Prerequisite {
 		r.Met, r.Kind = core.Unknown, core.PreconditionUnknown
 		r.Reason = RulePrereqNetwork.Because("The profile does not say " + strings.Join(r.Missing, ", ") + "; ip-mode needs VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding.")
 	default:
-		r.Met, r.Kind = core.Yes, core.PreconditionUnsupported
-		r.Reason = RulePrereqNetwork.Because("VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding meets the ip-mode prerequisite.")
+		r.Met, r.Kind, r.Reason = core.Yes, core.PreconditionUnsupported, reasonNetworkMet
 	}
 	return r
 }

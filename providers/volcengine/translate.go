@@ -74,7 +74,8 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	}
 
 	// Needed to tell whether Proxy takes effect, or what switching to it would take.
-	prereqs := Prerequisites(&c.Profile)
+	all := prerequisites(&c.Profile)
+	prereqs := all[:]
 	cloud, cloudOK := d.lookupCLB(&f)
 
 	path := d.inEffect(&f, prereqs, &e)
