@@ -398,3 +398,85 @@ func TestUnconfirmedIsInOnePlace(t *testing.T) {
 		}
 	}
 }
+
+func TestReadService(t *testing.T) {
+	proxy, vip := corev1.LoadBalancerIPModeProxy, corev1.LoadBalancerIPModeVIP
+	base := func(mut func(*corev1.Service)) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+		mut(s)
+		return s
+	}
+	tests := map[string]struct {
+		svc  *corev1.Service
+		want volcengine.ServiceFacts
+	}{
+		"nothing said: VIP, PUBLIC, NodePorts, not created": {
+			svc: base(func(*corev1.Service) {}),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, AddressType: volcengine.AddressTypePublic,
+				PassThrough: core.No, ProxyProtocol: core.No},
+		},
+		"a creationTimestamp alone means the Service exists": {
+			svc: base(func(s *corev1.Service) { s.CreationTimestamp = metav1.Unix(1772438100, 0) }),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, AddressType: volcengine.AddressTypePublic,
+				PassThrough: core.No, ProxyProtocol: core.No, Exists: true},
+		},
+		"a uid alone means the Service exists": {
+			svc: base(func(s *corev1.Service) { s.UID = "u" }),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, AddressType: volcengine.AddressTypePublic,
+				PassThrough: core.No, ProxyProtocol: core.No, Exists: true},
+		},
+		"a status alone means the Service exists; its ipMode is read": {
+			svc: base(func(s *corev1.Service) {
+				s.Annotations = map[string]string{volcengine.AnnotationIPMode: "Proxy"}
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.1", IPMode: &proxy}}
+			}),
+			want: volcengine.ServiceFacts{IPMode: core.PathProxy, IPModeSet: true, Status: core.PathProxy,
+				AddressType: volcengine.AddressTypePublic, PassThrough: core.No, ProxyProtocol: core.No,
+				Exists: true, Addresses: []string{"10.0.0.1"}},
+		},
+		"different ipModes are mixed": {
+			svc: base(func(s *corev1.Service) {
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.1", IPMode: &proxy}, {IP: "10.0.0.2", IPMode: &vip}, {IP: "10.0.0.3", IPMode: &proxy}}
+			}),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, StatusMixed: true,
+				AddressType: volcengine.AddressTypePublic, PassThrough: core.No, ProxyProtocol: core.No,
+				Exists: true, Addresses: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
+		},
+		"a reused CLB has no address type unless one is declared": {
+			svc: base(func(s *corev1.Service) {
+				s.Annotations = map[string]string{volcengine.AnnotationLoadBalancerID: "clb-1",
+					volcengine.AnnotationPassThrough: "true", volcengine.AnnotationProxyProtocol: "standard"}
+			}),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, LoadBalancerID: "clb-1", PassThrough: core.Yes, ProxyProtocol: core.Yes},
+		},
+		"a hostname-only status": {
+			svc: base(func(s *corev1.Service) {
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "lb.example.com"}}
+			}),
+			want: volcengine.ServiceFacts{IPMode: core.PathVIP, AddressType: volcengine.AddressTypePublic,
+				PassThrough: core.No, ProxyProtocol: core.No, Exists: true, HostnameOnly: true},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, errs := volcengine.ReadService(tc.svc)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("an ipMode the API server would refuse", func(t *testing.T) {
+		bad := corev1.LoadBalancerIPMode("Direct")
+		_, errs := volcengine.ReadService(base(func(s *corev1.Service) {
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.1", IPMode: &bad}}
+		}))
+		if len(errs) != 1 || errs[0].Field != "status.loadBalancer.ingress[0].ipMode" {
+			t.Errorf("errs = %v", errs)
+		}
+	})
+}
