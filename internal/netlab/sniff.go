@@ -2,30 +2,37 @@ package netlab
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"slices"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// synAckWatch records the SYN-ACKs arriving at a Pod's eth0 from an address other than the
-// one the client dialed: the reply that short-circuited on the node with the backend's (or
-// the node's NodePort) address instead of the LB's, which the client's kernel answers with a
-// RST (DOMAIN.md §1; TESTING.md §1 row 1). It uses an AF_PACKET socket because that works in
-// a user namespace where tcpdump does not (TESTING.md §1). It reports addresses, never
-// counts: how many retransmissions fit in a timeout is timing, not physics.
+// synAckWatch watches a client Pod's eth0 during one dial, with an AF_PACKET socket because
+// that works in a user namespace where tcpdump does not (TESTING.md §1). The kernel buffers
+// what it captures; drain reads it afterwards, so what it reports depends on the packets,
+// not on how promptly a goroutine was scheduled.
 type synAckWatch struct {
 	f      *os.File
 	self   netip.Addr
 	dialed netip.AddrPort
+}
 
-	mu    sync.Mutex
+// packetEvidence is what the client's eth0 saw during one dial.
+type packetEvidence struct {
+	// answered: a SYN-ACK came from the dialed address, so the client's kernel completed the
+	// handshake whatever the Go client observed.
+	answered bool
+	// stray: SYN-ACKs from any other address, the reply that short-circuited on the node with
+	// the backend's (or a NodePort's) address instead of the LB's; the client's kernel answers
+	// them with a RST (DOMAIN.md §1; TESTING.md §1 row 1). Addresses, never counts.
 	stray []netip.AddrPort
-	done  chan struct{}
+	// syns the client sent: a diagnostic for a lost first SYN, never asserted.
+	syns int
 }
 
 func watchSynAcks(ns string, self netip.Addr, dialed netip.AddrPort) (*synAckWatch, error) {
@@ -51,27 +58,42 @@ func watchSynAcks(ns string, self netip.Addr, dialed netip.AddrPort) (*synAckWat
 	if err != nil {
 		return nil, err
 	}
-	w := &synAckWatch{f: os.NewFile(uintptr(fd), "packet"), self: self, dialed: dialed, done: make(chan struct{})}
-	go w.read()
-	return w, nil
+	return &synAckWatch{f: os.NewFile(uintptr(fd), "packet"), self: self, dialed: dialed}, nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-func (w *synAckWatch) read() {
-	defer close(w.done)
-	buf := make([]byte, 2048)
-	for {
-		n, err := w.f.Read(buf)
-		if err != nil {
-			return
-		}
-		w.inspect(buf[:n])
+// drain reads every captured packet without blocking, closes the socket and returns the
+// evidence. One dial's handful of packets fits the socket's receive buffer many times over.
+func (w *synAckWatch) drain() (packetEvidence, error) {
+	defer w.f.Close()
+	var ev packetEvidence
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		return ev, err
 	}
+	buf := make([]byte, 2048)
+	var readErr error
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case errors.Is(err, unix.EAGAIN):
+				return true
+			case err != nil:
+				readErr = err
+				return true
+			}
+			w.inspect(buf[:n], &ev)
+		}
+	})
+	return ev, errors.Join(err, readErr)
 }
 
 // inspect takes an IPv4 packet (SOCK_DGRAM strips the link header).
-func (w *synAckWatch) inspect(p []byte) {
+func (w *synAckWatch) inspect(p []byte, ev *packetEvidence) {
 	if len(p) < 20 || p[0]>>4 != 4 || p[9] != unix.IPPROTO_TCP {
 		return
 	}
@@ -82,26 +104,19 @@ func (w *synAckWatch) inspect(p []byte) {
 	src := netip.AddrFrom4([4]byte(p[12:16]))
 	dst := netip.AddrFrom4([4]byte(p[16:20]))
 	tcp := p[ihl:]
+	sport := binary.BigEndian.Uint16(tcp[0:2])
+	dport := binary.BigEndian.Uint16(tcp[2:4])
 	const syn, ack = 0x02, 0x10
-	if dst != w.self || tcp[13]&(syn|ack) != syn|ack {
-		return
+	flags := tcp[13] & (syn | ack)
+	switch {
+	case src == w.self && netip.AddrPortFrom(dst, dport) == w.dialed && flags == syn:
+		ev.syns++
+	case dst == w.self && flags == syn|ack:
+		from := netip.AddrPortFrom(src, sport)
+		if from == w.dialed {
+			ev.answered = true
+		} else if !slices.Contains(ev.stray, from) {
+			ev.stray = append(ev.stray, from)
+		}
 	}
-	from := netip.AddrPortFrom(src, binary.BigEndian.Uint16(tcp[0:2]))
-	if from == w.dialed {
-		return
-	}
-	w.mu.Lock()
-	if !slices.Contains(w.stray, from) {
-		w.stray = append(w.stray, from)
-	}
-	w.mu.Unlock()
-}
-
-// stop closes the socket and returns what was seen.
-func (w *synAckWatch) stop() []netip.AddrPort {
-	w.f.Close()
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stray
 }

@@ -3,6 +3,7 @@ package netlab
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -97,9 +98,25 @@ func (l *Lab) Connect(ctx context.Context) Result {
 	return l.Dial(ctx, l.sc.Client, dst, l.sc.Timeout)
 }
 
+// ErrStarved means the client's kernel completed the handshake (a SYN-ACK came from the
+// dialed address) but the Go side of the harness did not finish the exchange in time, on
+// every attempt: the machine was too busy for the timeout, and the Result is no verdict on
+// the dataplane.
+var ErrStarved = errors.New("netlab: the kernel connected but the harness was too starved to finish the exchange")
+
+// starvedAttempts bounds how often Dial repeats an exchange whose packets and Go-level outcome
+// disagree.
+const starvedAttempts = 3
+
 // Dial connects from a Pod to dst, reads the backend server's report and returns the result.
-// timeout bounds the whole exchange (zero: DefaultTimeout). Dials on one Lab run one at a
-// time, so what the backend and the proxies accepted can be attributed to this one.
+// timeout bounds each exchange (zero: DefaultTimeout). Dials on one Lab run one at a time, so
+// what the backend and the proxies accepted can be attributed to this one.
+//
+// The verdict rests on packets, not on goroutine scheduling: when the exchange fails, the
+// client's eth0 capture decides. No SYN-ACK from dst means the dataplane did not connect
+// (packet processing in the kernel is not starved the way a goroutine is). A SYN-ACK from dst
+// means it did, and only the harness was slow: the exchange is repeated on a new connection
+// (the lab is deterministic), and if that keeps happening, Err is ErrStarved.
 func (l *Lab) Dial(ctx context.Context, pod string, dst netip.AddrPort, timeout time.Duration) Result {
 	l.dialMu.Lock()
 	defer l.dialMu.Unlock()
@@ -110,24 +127,51 @@ func (l *Lab) Dial(ctx context.Context, pod string, dst netip.AddrPort, timeout 
 	if !ok {
 		return Result{Err: fmt.Errorf("no Pod %q in this lab", pod)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	var notes []string
+	for attempt := 1; ; attempt++ {
+		res, ev, err := l.attempt(ctx, ns, pod, dst, timeout)
+		if err != nil {
+			return Result{Err: err}
+		}
+		res.Detail = strings.Join(append(notes, res.Detail), "; ")
+		if res.Connected || !ev.answered {
+			return res
+		}
+		if attempt == starvedAttempts || ctx.Err() != nil {
+			res.Err = fmt.Errorf("%w (last client error: %v)", ErrStarved, res.Err)
+			return res
+		}
+		notes = append(notes, fmt.Sprintf("attempt %d: %s answered but the client gave up (%v) after %v; retried",
+			attempt, dst, res.Err, res.Elapsed.Round(time.Millisecond)))
+	}
+}
 
+// attempt is one exchange with its packet evidence.
+func (l *Lab) attempt(ctx context.Context, ns, pod string, dst netip.AddrPort, timeout time.Duration) (Result, packetEvidence, error) {
 	acceptedBefore := l.server.accepted.Load()
-	proxiedBefore := map[string]int64{}
+	proxiedBefore, proxyFailedBefore := map[string]int64{}, map[string]int64{}
 	for name, p := range l.proxies {
 		proxiedBefore[name] = p.accepted.Load()
+		proxyFailedBefore[name] = p.failed.Load()
 	}
 	watch, err := watchSynAcks(ns, l.podIP[pod], dst)
 	if err != nil {
-		return Result{Err: fmt.Errorf("watch the client's SYN-ACKs: %w", err)}
+		return Result{}, packetEvidence{}, fmt.Errorf("watch the client's SYN-ACKs: %w", err)
 	}
 
+	// The deadline starts with the dial, not before the watch: setting that up can take a
+	// while on a loaded machine and must not eat into the client's timeout.
+	xctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
-	res := l.exchange(ctx, ns, dst)
+	res := l.exchange(xctx, ns, dst)
 	res.Elapsed = time.Since(start)
+	cancel()
 
-	res.StrayReplies = watch.stop()
+	ev, err := watch.drain()
+	if err != nil {
+		return Result{}, ev, fmt.Errorf("read the client's packet capture: %w", err)
+	}
+	res.StrayReplies = ev.stray
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pod %s dialed %s; backend %s accepted %d", pod, dst, l.sc.Service.Endpoint, l.server.accepted.Load()-acceptedBefore)
 	for _, n := range l.sc.Nodes {
@@ -137,16 +181,26 @@ func (l *Lab) Dial(ctx context.Context, pod string, dst netip.AddrPort, timeout 
 			if got > 0 && res.InterceptedBy == "" {
 				res.InterceptedBy = n.Name
 			}
+			if f := p.failed.Load() - proxyFailedBefore[n.Name]; f > 0 {
+				fmt.Fprintf(&b, " and failed to reach the backend %d times", f)
+				// The client's handshake was with the proxy; the proxy's own failure is the
+				// dataplane's answer, not a sign of a starved harness.
+				ev.answered = false
+			}
 		}
 	}
 	for _, s := range res.StrayReplies {
 		fmt.Fprintf(&b, "; SYN-ACK from %s (%v) instead of %s", s, l.Whose(s.Addr()), dst)
 	}
+	if ev.syns > 1 {
+		// Diagnostic only (never asserted): a lost first SYN shows up as a ~1 s connect.
+		fmt.Fprintf(&b, "; client sent %d SYNs", ev.syns)
+	}
 	res.Detail = b.String()
 	if res.Connected {
 		res.Source = l.Whose(res.SourceSeen)
 	}
-	return res
+	return res, ev, nil
 }
 
 // exchange dials dst from namespace ns and reads the backend's report.
@@ -235,6 +289,7 @@ type proxy struct {
 	ln       net.Listener
 	backend  netip.AddrPort
 	accepted atomic.Int64
+	failed   atomic.Int64 // upstream dials that failed: a dataplane outcome, not starvation
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -303,6 +358,7 @@ func (p *proxy) relay(client net.Conn) {
 		return err
 	})
 	if err != nil {
+		p.failed.Add(1)
 		return
 	}
 	defer upstream.Close()
