@@ -78,6 +78,8 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	prereqs := all[:]
 	cloud, cloudOK := d.lookupCLB(&f)
 
+	// Room for the usual explanation (mode, source, scope, binding) in one allocation.
+	e.Reasons = append(make([]core.Reason, 0, len(e.Reasons)+6), e.Reasons...)
 	path := d.inEffect(&f, prereqs, &e)
 	switch path {
 	case core.PathVIP:
