@@ -140,7 +140,9 @@ func (d *Dialect) inEffect(f *ServiceFacts, prereqs []Prerequisite, e *core.Expo
 	}
 	switch path {
 	case core.PathVIP:
-		e.Reasons = append(e.Reasons, reasonIPModeVIP)
+		if !f.HostnameOnly { // nothing to intercept: Translate explains it instead
+			e.Reasons = append(e.Reasons, reasonIPModeVIP)
+		}
 	case core.PathProxy:
 		e.Reasons = append(e.Reasons, reasonIPModeProxy, reasonKeepsSource)
 	}
