@@ -2,9 +2,7 @@ package tencent
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -16,28 +14,46 @@ type Revision struct {
 	TKE int
 }
 
-var revisionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(?:-tke\.(\d+))?(?:$|[-+.])`)
-
 // ParseRevision reads "v1.20.6-tke.12" (the v is optional). A version without the -tke.N
-// suffix parses with TKE = -1.
+// suffix parses with TKE = -1; text after the revision (".1", "-rc1", "+build") is ignored.
+// It allocates only for the error.
 func ParseRevision(s string) (Revision, error) {
-	m := revisionRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
+	in := strings.TrimSpace(s)
+	in = strings.TrimPrefix(in, "v")
+	r := Revision{TKE: -1}
+	var ok bool
+	for i, dst := range []*int{&r.Major, &r.Minor, &r.Patch} {
+		if *dst, in, ok = leadingInt(in); !ok {
+			return Revision{}, fmt.Errorf("not a TKE revision (want e.g. v1.20.6-tke.12): %q", s)
+		}
+		if i < 2 {
+			if !strings.HasPrefix(in, ".") {
+				return Revision{}, fmt.Errorf("not a TKE revision (want e.g. v1.20.6-tke.12): %q", s)
+			}
+			in = in[1:]
+		}
+	}
+	if rest, found := strings.CutPrefix(in, "-tke."); found {
+		if r.TKE, in, ok = leadingInt(rest); !ok {
+			return Revision{}, fmt.Errorf("not a TKE revision (want e.g. v1.20.6-tke.12): %q", s)
+		}
+	}
+	if in != "" && in[0] != '-' && in[0] != '+' && in[0] != '.' {
 		return Revision{}, fmt.Errorf("not a TKE revision (want e.g. v1.20.6-tke.12): %q", s)
 	}
-	r := Revision{TKE: -1}
-	var err error
-	for i, dst := range []*int{&r.Major, &r.Minor, &r.Patch} {
-		if *dst, err = strconv.Atoi(m[i+1]); err != nil {
-			return Revision{}, fmt.Errorf("not a TKE revision: %q", s)
-		}
-	}
-	if m[4] != "" {
-		if r.TKE, err = strconv.Atoi(m[4]); err != nil {
-			return Revision{}, fmt.Errorf("not a TKE revision: %q", s)
-		}
-	}
 	return r, nil
+}
+
+// leadingInt reads the decimal digits at the start of s.
+func leadingInt(s string) (int, string, bool) {
+	n, i := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if n > 1<<20 {
+			return 0, s, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, s[i:], i > 0
 }
 
 func (r Revision) String() string {
@@ -50,6 +66,10 @@ func (r Revision) String() string {
 
 // MinorKey is "1.20" for v1.20.x.
 func (r Revision) MinorKey() string { return fmt.Sprintf("%d.%d", r.Major, r.Minor) }
+
+type minor struct{ major, minor int }
+
+func (r Revision) minor() minor { return minor{r.Major, r.Minor} }
 
 // Less orders revisions by version, then TKE revision.
 func (r Revision) Less(o Revision) bool {
@@ -88,7 +108,7 @@ const (
 
 // revisionTable answers whether a kube-proxy revision supports prevent-loopback.
 type revisionTable struct {
-	mins   map[string]Revision
+	mins   map[minor]Revision
 	newest Revision // the newest listed minimum
 	oldest Revision // the oldest listed minimum
 	strict bool
@@ -103,7 +123,7 @@ func newRevisionTable(overrides map[string]string, strict bool) (revisionTable, 
 		}
 		raw[k] = v
 	}
-	t := revisionTable{mins: map[string]Revision{}, strict: strict}
+	t := revisionTable{mins: map[minor]Revision{}, strict: strict}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
@@ -120,7 +140,7 @@ func newRevisionTable(overrides map[string]string, strict bool) (revisionTable, 
 		if r.TKE < 0 {
 			return revisionTable{}, fmt.Errorf("PreventLoopbackMinimums[%q]: %s has no -tke.N revision", k, r)
 		}
-		t.mins[k] = r
+		t.mins[r.minor()] = r
 		if len(t.mins) == 1 || t.newest.Less(r) {
 			t.newest = r
 		}
@@ -132,43 +152,40 @@ func newRevisionTable(overrides map[string]string, strict bool) (revisionTable, 
 }
 
 // check returns the support for a kube-proxy version string ("" = unknown) and the minimum
-// that applies ("" when none is known).
-func (t *revisionTable) check(kubeProxy string) (Support, string) {
+// that applies (ok false when none is known). It allocates nothing.
+func (t *revisionTable) check(kubeProxy string) (s Support, min Revision, ok bool) {
 	if kubeProxy == "" {
-		return SupportUnknown, ""
+		return SupportUnknown, Revision{}, false
 	}
 	r, err := ParseRevision(kubeProxy)
-	if err != nil || r.TKE < 0 {
-		// An upstream version string carries no TKE revision to compare.
-		return SupportUnknown, t.minFor(r)
+	if err != nil {
+		return SupportUnknown, Revision{}, false
 	}
-	if min, ok := t.mins[r.MinorKey()]; ok {
+	min, ok = t.mins[r.minor()]
+	if r.TKE < 0 {
+		// An upstream version string carries no TKE revision to compare.
+		return SupportUnknown, min, ok
+	}
+	if ok {
 		if r.Less(min) {
-			return TooOld, min.String()
+			return TooOld, min, true
 		}
-		return Supported, min.String()
+		return Supported, min, true
 	}
 	if len(t.mins) == 0 {
-		return SupportUnknown, ""
+		return SupportUnknown, Revision{}, false
 	}
 	switch {
 	case versionLess(t.newest, r):
 		if t.strict || !assumeNewerMinorsSupportPreventLoopback {
-			return SupportUnknown, ""
+			return SupportUnknown, Revision{}, false
 		}
-		return Supported, ""
+		return Supported, Revision{}, false
 	case versionLess(r, t.oldest):
-		return TooOld, t.oldest.String()
+		return TooOld, t.oldest, true
 	}
 	// A minor between listed ones that has no entry.
-	return SupportUnknown, ""
-}
-
-func (t *revisionTable) minFor(r Revision) string {
-	if min, ok := t.mins[r.MinorKey()]; ok {
-		return min.String()
-	}
-	return ""
+	return SupportUnknown, Revision{}, false
 }
 
 // minimumsText lists the known minimums, newest first, for messages.

@@ -160,7 +160,7 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 			e.Reasons = append(e.Reasons, RuleIPVSNoIntercept.Reason())
 			return
 		}
-		support, min := d.revisions.check(p.KubeProxyVersion)
+		support, min, hasMin := d.revisions.check(p.KubeProxyVersion)
 		switch support {
 		case TooOld:
 			e.Intercept = core.No
@@ -177,7 +177,11 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 			e.Intercept = core.Yes
 			e.InterceptMasquerades = core.No
 			e.Reasons = append(e.Reasons, RulePreventLoopback.Reason())
-			e.Notes = append(e.Notes, RulePreventLoopbackUnverified.Because(d.unverifiedMessage(p.KubeProxyVersion, min)), RuleLongConnections.Reason())
+			minText := ""
+			if hasMin {
+				minText = min.String()
+			}
+			e.Notes = append(e.Notes, RulePreventLoopbackUnverified.Because(d.unverifiedMessage(p.KubeProxyVersion, minText)), RuleLongConnections.Reason())
 		}
 	case core.ProxyModeEBPF:
 		d.ebpfIntercept(e, p, in.ipMode)

@@ -199,11 +199,12 @@ func (d *Dialect) offerPreventLoopback(c *core.Cluster, current core.Fact) core.
 	p := &c.Profile
 	switch p.ProxyMode {
 	case core.ProxyModeIPVS:
-		support, min := d.revisions.check(p.KubeProxyVersion)
+		support, min, _ := d.revisions.check(p.KubeProxyVersion)
 		switch support {
 		case TooOld:
+			m := min.String()
 			o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion,
-				Reason: RulePreventLoopbackTooOld.Because(fmt.Sprintf("kube-proxy %s is older than %s; upgrade the kube-proxy DaemonSet image to %s or later (TKE Kubernetes revision history)", p.KubeProxyVersion, min, min))})
+				Reason: RulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " is older than " + m + "; upgrade the kube-proxy DaemonSet image to " + m + " or later (TKE Kubernetes revision history)")})
 		case SupportUnknown:
 			o.Action += " (needs a kube-proxy revision that binds LB addresses to the IPVS interface: " + d.revisions.minimumsText() + " or later for its minor; the revision is not known)"
 		}
@@ -249,7 +250,8 @@ func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName
 // allowlistUnmet lists one precondition per capability the profile lacks; each names every
 // missing ticket so a rejection that cites the first one says what to ask for.
 func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Precondition {
-	var missing []core.Capability
+	var buf [3]core.Capability
+	missing := buf[:0]
 	for _, cp := range caps {
 		if !p.HasAllowlist(cp) {
 			missing = append(missing, cp)
@@ -258,14 +260,16 @@ func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Prec
 	if len(missing) == 0 {
 		return nil
 	}
-	asked := make([]string, len(missing))
+	msg := "submit a support ticket asking for "
 	for i, cp := range missing {
-		asked[i] = fmt.Sprintf("%q (allowlists: %s)", Ask(cp), cp)
+		if i > 0 {
+			msg += " and "
+		}
+		msg += "\"" + Ask(cp) + "\" (allowlists: " + string(cp) + ")"
 	}
 	out := make([]core.Precondition, len(missing))
 	for i, cp := range missing {
-		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp,
-			Reason: RuleNeedsAllowlist.Because("submit a support ticket asking for " + strings.Join(asked, " and "))}
+		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp, Reason: RuleNeedsAllowlist.Because(msg)}
 	}
 	return out
 }
