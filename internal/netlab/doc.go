@@ -30,7 +30,10 @@
 // for a failure, who answered the client's SYN in place of the address it dialed
 // (StrayReplies: the backend's own address is the loop of DOMAIN.md §1; none at all means the
 // packet was dropped, as for the martian of §6). Outcomes and addresses only, never packet
-// counts, which depend on SYN retransmission timing (TESTING.md §1 pitfalls).
+// counts, which depend on SYN retransmission timing (TESTING.md §1 pitfalls). The verdict
+// rests on packets captured at the client Pod, not on goroutine scheduling: on a starved
+// machine an exchange the kernel completed is repeated, never reported as a failure
+// (ErrStarved if it keeps happening).
 //
 // A test package that uses netlab needs:
 //

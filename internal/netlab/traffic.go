@@ -34,8 +34,9 @@ type Result struct {
 	// InterceptedBy is the node whose userspace proxy (InterceptIPVSStandIn,
 	// InterceptProxyWithoutLocalVIP) accepted the connection; empty when none did.
 	InterceptedBy string
-	// Err is the client's error when not connected (typically an i/o timeout: the client got
-	// no valid answer within the timeout).
+	// Err is the client's error when not connected: typically an i/o timeout (no valid
+	// answer within the timeout, a dataplane verdict), or ErrStarved (the kernel connected but
+	// the harness could not finish in time: no verdict; rerun on a less loaded machine).
 	Err error
 	// Detail says, for a person, what the client dialed and how many connections the backend
 	// (and any node proxy) accepted meanwhile.
