@@ -397,6 +397,7 @@ func TestNotExposed(t *testing.T) {
 	}{
 		{svc("cluster-ip"), "not LoadBalancer"},
 		{svc("skipped"), "tke-mode-skip"},
+		{svc("other-class"), "tke-load-balancer-class"},
 		{ing("skipped"), "tke-mode-skip"},
 		{ing("nginx-class"), `kubernetes.io/ingress.class] is "nginx"`},
 		{ing("nginx-class-name"), `spec.ingressClassName is "nginx"`},

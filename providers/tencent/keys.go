@@ -96,17 +96,21 @@ var tkePrefixes = []string{
 	"node.tke.cloud.tencent.com/",
 }
 
-// TKE's keys under the shared kubernetes.io/ingress. prefix (457/56112, 457/45693).
-var tkeIngressKeys = map[string]bool{
-	AnnotationIngressSubnet:                         true,
-	AnnotationIngressExistLB:                        true,
-	AnnotationIngressLoadBalancerID:                 true,
-	AnnotationIngressRuleMix:                        true,
-	"kubernetes.io/ingress.http-rules":              true,
-	"kubernetes.io/ingress.https-rules":             true,
-	"kubernetes.io/ingress.extensiveParameters":     true,
-	"kubernetes.io/ingress.internetChargeType":      true,
-	"kubernetes.io/ingress.internetMaxBandwidthOut": true,
+// TKE's keys under the shared kubernetes.io/ingress. and service.kubernetes.io/ prefixes
+// (457/56112, 457/45693, 457/51258).
+var tkeSharedPrefixKeys = map[string]bool{
+	AnnotationLoadBalancerID:                                  true,
+	"service.kubernetes.io/local-svc-only-bind-node-with-pod": true,
+	"service.kubernetes.io/service.extensiveParameters":       true,
+	AnnotationIngressSubnet:                                   true,
+	AnnotationIngressExistLB:                                  true,
+	AnnotationIngressLoadBalancerID:                           true,
+	AnnotationIngressRuleMix:                                  true,
+	"kubernetes.io/ingress.http-rules":                        true,
+	"kubernetes.io/ingress.https-rules":                       true,
+	"kubernetes.io/ingress.extensiveParameters":               true,
+	"kubernetes.io/ingress.internetChargeType":                true,
+	"kubernetes.io/ingress.internetMaxBandwidthOut":           true,
 }
 
 // Recognizes reports whether an object carries TKE's marks: a TKE annotation or label, the
@@ -145,7 +149,7 @@ func Recognizes(obj runtime.Object) bool {
 		}
 	}
 	for k, v := range m.GetAnnotations() {
-		if hasTKEPrefix(k) || tkeIngressKeys[k] || (k == AnnotationIngressClass && v == IngressClassQCloud) {
+		if hasTKEPrefix(k) || tkeSharedPrefixKeys[k] || (k == AnnotationIngressClass && v == IngressClassQCloud) {
 			return true
 		}
 	}

@@ -118,13 +118,13 @@ var (
 		Source:  srcSol3 + "; " + srcL7 + "; " + srcIngCfg}
 	RuleL7SNATOff = core.Rule{Code: "tke-l7-snat-off",
 		Summary: "Some of the Ingress's listeners lack layer-7 SNAT in the TkeServiceConfig (snatEnable: true from ingress controller v2.9.0, keepaliveEnable: 1 before), so the CLB keeps the client source address on them.",
-		Source:  srcSol3 + "; " + srcL7 + "; " + srcIngCfg}
+		Source:  srcSol3 + "; " + srcL7 + "; " + srcIngCfg + "; " + srcRuleMix + " (which listeners an Ingress has)"}
 	RuleL7SNATVersion = core.Rule{Code: "tke-l7-snat-controller-version",
 		Summary: "Which TkeServiceConfig field turns layer-7 SNAT on depends on the ingress controller version (snatEnable from v2.9.0, keepaliveEnable: 1 before), and the version is not known or does not match the field set.",
 		Source:  srcSol3}
 	RuleListenPorts = core.Rule{Code: "tke-ingress-listen-ports",
 		Summary: "The Ingress sets custom listener ports (ingress.cloud.tencent.com/listen-ports), which loopguard does not read, so it cannot tell whether every listener has SNAT.",
-		Source:  srcIngAnn}
+		Source:  srcIngAnn + "; " + srcRuleMix}
 	RuleControllerVersionSource = core.Rule{Code: "tke-controller-version",
 		Summary: "The controller version comes from the profile, else from the kube-system ConfigMap's data.VERSION.",
 		Source:  srcSvcAnn + "; " + srcIngAnn}
@@ -188,6 +188,9 @@ var (
 	RuleModeSkipIgnored = core.Rule{Code: "tke-mode-skip-ignored",
 		Summary: "mode: skip needs controller v2.10.0 or later; this controller is older and still manages the object.",
 		Source:  srcSvcAnn + "; " + srcIngAnn}
+	RuleLoadBalancerClass = core.Rule{Code: "tke-load-balancer-class",
+		Summary: "The Service sets spec.loadBalancerClass, so another load-balancer implementation serves it, not TKE's CLB service controller.",
+		Source:  "Kubernetes Service spec.loadBalancerClass (k8s.io/cloud-provider skips such Services); " + srcUnconf}
 	RuleIngressClass = core.Rule{Code: "tke-ingress-class",
 		Summary: "Only Ingresses of class qcloud, or with no class at all, get a TKE CLB; another class's load balancer is that controller's own Service.",
 		Source:  srcIngAnn}
@@ -206,5 +209,5 @@ var rules = []core.Rule{
 	RulePreventLoopbackIPVSOnly, RuleProxyModeNeeded, RuleNeedsAllowlist,
 	RuleIngressControllerUnknown, RuleIngressBackendsUnknown, RuleIngressSeparationPolicy,
 	RuleDNSSeveralBackends,
-	RuleModeSkip, RuleModeSkipIgnored, RuleIngressClass,
+	RuleModeSkip, RuleModeSkipIgnored, RuleLoadBalancerClass, RuleIngressClass,
 }

@@ -50,6 +50,10 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	if err := invalid(ref, err, errs); err != nil {
 		return nil, err
 	}
+	if cls := svc.Spec.LoadBalancerClass; cls != nil && loadBalancerClassIsAnotherController {
+		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Msg: fmt.Sprintf(
+			"spec.loadBalancerClass is %q: %s (%s; %s)", *cls, RuleLoadBalancerClass.Summary, RuleLoadBalancerClass.Code, RuleLoadBalancerClass.Source)}
+	}
 	if skip {
 		if err := d.skipped(&e, ref, AnnotationMode, d.serviceController(c)); err != nil {
 			return nil, err

@@ -71,3 +71,10 @@ const ebpfIPModeTrusted = true
 // so the scope is unknown until read from the cloud (issue 4) or declared with
 // loopguard.io/lb-scope.
 const existingLBIgnoresSubnet = true
+
+// loadBalancerClassIsAnotherController: a Service whose spec.loadBalancerClass is set belongs
+// to the load-balancer implementation that class names; Kubernetes' own service controller
+// (k8s.io/cloud-provider) skips such Services, and TKE's service controller is taken to do the
+// same. Such a Service is reported as not a TKE exposure. Override: clear loadBalancerClass,
+// or assess the Service with the dialect of the class's implementation.
+const loadBalancerClassIsAnotherController = true

@@ -124,6 +124,7 @@ func TestRecognizes(t *testing.T) {
 		{"prevent-loopback", &corev1.Service{ObjectMeta: obj(map[string]string{tencent.AnnotationPreventLoopback: "true"}, nil)}, true},
 		{"internal subnet", &corev1.Service{ObjectMeta: obj(map[string]string{tencent.AnnotationInternalSubnet: "subnet-1"}, nil)}, true},
 		{"existing lb", &corev1.Service{ObjectMeta: obj(map[string]string{tencent.AnnotationExistedLB: "lb-1"}, nil)}, true},
+		{"loadbalance-id", &corev1.Service{ObjectMeta: obj(map[string]string{tencent.AnnotationLoadBalancerID: "lb-1"}, nil)}, true},
 		{"ingress subnet", &networkingv1.Ingress{ObjectMeta: obj(map[string]string{tencent.AnnotationIngressSubnet: "subnet-1"}, nil)}, true},
 		{"ingress class annotation", &networkingv1.Ingress{ObjectMeta: obj(map[string]string{tencent.AnnotationIngressClass: "qcloud"}, nil)}, true},
 		{"ingress class name", &networkingv1.Ingress{ObjectMeta: obj(nil, nil), Spec: networkingv1.IngressSpec{IngressClassName: &qcloud}}, true},
