@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -31,13 +32,16 @@ type Options struct {
 // It reads only. It is safe for concurrent use.
 type Dialect struct {
 	opts Options
+
+	mu  sync.RWMutex
+	dps map[dpKey]*dataplane
 }
 
 var _ core.Dialect = (*Dialect)(nil)
 
 // NewDialect returns the dialect; opts may be nil.
 func NewDialect(opts *Options) *Dialect {
-	d := &Dialect{}
+	d := &Dialect{dps: map[dpKey]*dataplane{}}
 	if opts != nil {
 		d.opts = *opts
 		d.opts.ScopeAnnotations = append([]ScopeAnnotation(nil), opts.ScopeAnnotations...)
@@ -87,7 +91,10 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		c, _ = core.NewCluster(core.ClusterProfile{})
 	}
 	ingress := svc.Status.LoadBalancer.Ingress
-	statusErrs := ValidateIngressStatus(IngressStatusPath(), ingress)
+	var statusErrs field.ErrorList
+	if !obviouslyValid(ingress) {
+		statusErrs = ValidateIngressStatus(IngressStatusPath(), ingress)
+	}
 	e, ov, err := core.ServiceBase(Name, svc, c, d.opts.BehindLB)
 	if err != nil {
 		var ie *core.InvalidError
@@ -101,9 +108,9 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		return nil, core.Invalid(e.Object, statusErrs)
 	}
 
-	dp := dataplaneOf(&c.Profile)
+	dp := d.dataplane(&c.Profile)
 	st := statusOf(ingress)
-	e.Intercept = intercept(&st, &dp, &e)
+	e.Intercept = intercept(&st, dp, &e)
 	if e.Intercept == core.Yes && (dp.mode == core.ProxyModeIPTables || dp.mode == core.ProxyModeNFTables) &&
 		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
 		e.InterceptMasquerades = core.Yes
@@ -123,8 +130,8 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	ov.Apply(&e)
 
 	offers := []core.Offer{
-		interceptOffer(svc, &e, &st, &dp),
-		nodeSeparationOffer(svc, &e, &st, &dp),
+		interceptOffer(svc, &e, &st, dp),
+		nodeSeparationOffer(svc, &e, &st, dp),
 		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
 	}
 	return &core.Translation{Exposure: e, Offers: offers}, nil

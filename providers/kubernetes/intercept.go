@@ -41,6 +41,35 @@ type dataplane struct {
 	component, have, need string
 }
 
+// dpKey is what dataplaneOf reads from a profile.
+type dpKey struct{ mode, kubeProxy, kubernetes, cni, cilium string }
+
+// maxCachedDataplanes bounds the dialect's cache; a host evaluates a handful of clusters.
+const maxCachedDataplanes = 64
+
+// dataplane returns dataplaneOf(p), computed once per distinct profile: parsing versions and
+// building messages is most of a translation's cost otherwise.
+func (d *Dialect) dataplane(p *core.ClusterProfile) *dataplane {
+	k := dpKey{string(p.ProxyMode), p.KubeProxyVersion, p.KubernetesVersion, p.Dataplane.CNI, p.Dataplane.CiliumVersion}
+	d.mu.RLock()
+	dp, ok := d.dps[k]
+	d.mu.RUnlock()
+	if ok {
+		return dp
+	}
+	v := dataplaneOf(p)
+	dp = &v
+	d.mu.Lock()
+	if d.dps == nil {
+		d.dps = map[dpKey]*dataplane{}
+	}
+	if len(d.dps) < maxCachedDataplanes {
+		d.dps[k] = dp
+	}
+	d.mu.Unlock()
+	return dp
+}
+
 // dataplaneOf applies DOMAIN.md §5 to the profile.
 func dataplaneOf(p *core.ClusterProfile) dataplane {
 	d := dataplane{mode: p.ProxyMode}
@@ -196,20 +225,19 @@ func intercept(s *statusFacts, d *dataplane, e *core.Exposure) core.Fact {
 		e.Reasons = append(e.Reasons, RuleNotProvisioned.Reason())
 		return core.Unknown
 	}
-	var yes, no, unknown []string
-	classify := func(addrs []string, f core.Fact) {
-		switch f {
-		case core.Yes:
-			yes = append(yes, addrs...)
-		case core.No:
-			no = append(no, addrs...)
-		default:
-			unknown = append(unknown, addrs...)
-		}
+	// Each group of entries shares one verdict.
+	type group struct {
+		addrs []string
+		fact  core.Fact
+	}
+	groups := [...]group{
+		{s.hostnames, core.No},
+		{s.vips, d.programsVIP},
+		{s.defaulted, d.programsVIP},
+		{s.proxy, not(d.honoursProxy)},
 	}
 	if len(s.hostnames) > 0 {
 		e.Reasons = append(e.Reasons, RuleHostnameOnly.Because("The load balancer publishes "+strings.Join(s.hostnames, ", ")+" without an ip; no node holds the address it resolves to."))
-		classify(s.hostnames, core.No)
 	}
 	if len(s.vips) > 0 {
 		e.Reasons = append(e.Reasons, RuleIPModeVIP.Because(strings.Join(s.vips, ", ")+" has ipMode VIP."))
@@ -219,27 +247,54 @@ func intercept(s *statusFacts, d *dataplane, e *core.Exposure) core.Fact {
 	}
 	if len(s.vips)+len(s.defaulted) > 0 {
 		e.Reasons = append(e.Reasons, d.vipReason)
-		classify(s.vips, d.programsVIP)
-		classify(s.defaulted, d.programsVIP)
 	}
 	if len(s.proxy) > 0 {
 		e.Reasons = append(e.Reasons, RuleIPModeProxy.Because(strings.Join(s.proxy, ", ")+" has ipMode Proxy."), d.proxyReason)
-		classify(s.proxy, not(d.honoursProxy))
 	}
-	if len(yes) > 0 && len(no)+len(unknown) > 0 {
-		msg := "Intercepted: " + strings.Join(yes, ", ") + ". "
-		if len(no) > 0 {
-			msg += "Reaching the load balancer: " + strings.Join(no, ", ") + ". "
+	var yes, no, unknown bool
+	for _, g := range groups {
+		if len(g.addrs) == 0 {
+			continue
 		}
-		if len(unknown) > 0 {
-			msg += "Not known: " + strings.Join(unknown, ", ") + ". "
+		switch g.fact {
+		case core.Yes:
+			yes = true
+		case core.No:
+			no = true
+		default:
+			unknown = true
 		}
-		e.Reasons = append(e.Reasons, RuleMixedEntries.Because(msg+"Clients that use the addresses reaching the load balancer can loop."))
+	}
+	if yes && (no || unknown) {
+		var b strings.Builder
+		for _, f := range [...]struct {
+			fact core.Fact
+			what string
+		}{{core.Yes, "Intercepted: "}, {core.No, "Reaching the load balancer: "}, {core.Unknown, "Not known: "}} {
+			first := true
+			for _, g := range groups {
+				if len(g.addrs) == 0 || g.fact != f.fact {
+					continue
+				}
+				if first {
+					b.WriteString(f.what)
+				} else {
+					b.WriteString(", ")
+				}
+				first = false
+				b.WriteString(strings.Join(g.addrs, ", "))
+			}
+			if !first {
+				b.WriteString(". ")
+			}
+		}
+		b.WriteString("Clients that use the addresses reaching the load balancer can loop.")
+		e.Reasons = append(e.Reasons, RuleMixedEntries.Because(b.String()))
 	}
 	switch {
-	case len(no) > 0:
+	case no:
 		return core.No
-	case len(unknown) > 0:
+	case unknown:
 		return core.Unknown
 	default:
 		return core.Yes

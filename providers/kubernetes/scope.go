@@ -147,14 +147,21 @@ func (a *ScopeAnnotation) match(v string) (core.Scope, bool) {
 func (d *Dialect) scopeOf(svc *corev1.Service, e *core.Exposure) {
 	ann := svc.Annotations
 	scope := core.ScopeUnknown
-	var why []string
+	// first holds the only reason in the common case; more the rest, so one annotation costs
+	// no slice.
+	var first string
+	var more []string
 	conflict := false
 	decide := func(s core.Scope, what string) {
 		if scope != core.ScopeUnknown && scope != s {
 			conflict = true
 		}
 		scope = s
-		why = append(why, what)
+		if first == "" {
+			first = what
+		} else {
+			more = append(more, what)
+		}
 	}
 	if svc.Spec.LoadBalancerClass != nil {
 		for i := range scopeClasses {
@@ -185,12 +192,18 @@ func (d *Dialect) scopeOf(svc *corev1.Service, e *core.Exposure) {
 			}
 		}
 	}
+	joined := func() string {
+		if len(more) == 0 {
+			return first
+		}
+		return first + "; " + strings.Join(more, "; ")
+	}
 	switch {
 	case conflict:
-		e.Notes = append(e.Notes, RuleScopeConflict.Because(strings.Join(why, "; ")))
+		e.Notes = append(e.Notes, RuleScopeConflict.Because(joined()))
 	case scope != core.ScopeUnknown:
 		e.Scope = scope
-		e.Reasons = append(e.Reasons, RuleScopeAnnotation.Because(strings.Join(why, "; ")))
+		e.Reasons = append(e.Reasons, RuleScopeAnnotation.Because(joined()))
 	default:
 		if allPrivate(svc.Status.LoadBalancer.Ingress) {
 			e.Notes = append(e.Notes, RulePrivateAddresses.Reason())

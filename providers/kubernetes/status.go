@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"net/netip"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -81,6 +83,29 @@ func ValidateIngressStatusUpdate(path *field.Path, ing, old []corev1.LoadBalance
 		}
 	}
 	return errs
+}
+
+// obviouslyValid is a fast check that ValidateIngressStatus would find nothing wrong: an ip
+// that netip parses strictly (no zone, not IPv4-mapped), a supported ipMode only with an ip,
+// and no hostname (hostnames go through the server's regular expression). When it says no,
+// the caller runs the full validation, which builds field paths.
+func obviouslyValid(ing []corev1.LoadBalancerIngress) bool {
+	for i := range ing {
+		in := &ing[i]
+		if in.Hostname != "" {
+			return false
+		}
+		if in.IP != "" {
+			a, err := netip.ParseAddr(in.IP)
+			if err != nil || a.Zone() != "" || a.Is4In6() {
+				return false
+			}
+		}
+		if in.IPMode != nil && (in.IP == "" || *in.IPMode != corev1.LoadBalancerIPModeVIP && *in.IPMode != corev1.LoadBalancerIPModeProxy) {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateServiceStatus validates a Service's status.loadBalancer the way the server does on a

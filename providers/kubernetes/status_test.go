@@ -155,6 +155,9 @@ func TestValidateIngressStatus(t *testing.T) {
 			if diff := cmp.Diff(tc.want, simplify(got)); diff != "" {
 				t.Errorf("%s\n-want +got:\n%s", tc.reason, diff)
 			}
+			if tc.old == nil && len(tc.want) > 0 && obviouslyValid(tc.ing) {
+				t.Error("the fast check passes a status the validator rejects")
+			}
 			if !cmp.Equal(before, tc.ing) {
 				t.Error("validation modified its input")
 			}
