@@ -274,10 +274,14 @@ func (a *Assessment) unknown(missing string, r Reason) {
 }
 
 func interceptedSource(e *Exposure) SourceAddress {
-	if e.InterceptMasquerades == Yes {
+	switch e.InterceptMasquerades {
+	case Yes:
 		return SourceAddress{Kind: SourceNode, ClientIP: ClientIPLost}
+	case No:
+		return SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
 	}
-	return SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+	// DOMAIN.md §7: the client Pod's address, unless the service proxy masquerades.
+	return SourceAddress{Kind: SourceUnknown}
 }
 
 // lbSource is DOMAIN.md §7 for traffic behind LB source NAT.

@@ -72,8 +72,12 @@ func TestAssess(t *testing.T) {
 		},
 		"Intercepted": {
 			reason: "a node that intercepts the VIP never sends the packet to the LB",
-			in:     throughLB(func(e *Exposure) { e.Intercept = Yes }),
+			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"node-intercepts-vip"}},
+		},
+		"InterceptedSourceUnknownWithoutProxyMode": {
+			in:   throughLB(func(e *Exposure) { e.Intercept = Yes }),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceUnknown},
 		},
 		"InterceptedByUserspaceProxy": {
 			reason: "a proxy that forwards from the node shows the node's address",
@@ -82,7 +86,7 @@ func TestAssess(t *testing.T) {
 		},
 		"InterceptedEvenWhenScopeUnknown": {
 			reason: "interception alone rules the loop out",
-			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.Scope = ScopeUnknown; e.LBSourceNAT = Unknown }),
+			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No; e.Scope = ScopeUnknown; e.LBSourceNAT = Unknown }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
 		},
 		"ThreeNodesClusterPolicy": {

@@ -35,12 +35,31 @@ func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB Node
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		e.Binding = NodePortLocal
 	}
+	e.InterceptMasquerades = KubeProxyMasquerades(c.Profile.ProxyMode, svc.Spec.ExternalTrafficPolicy)
 	e.Placement = c.Placement(svc, ov.Clients, behindLB)
 	e.Hairpin = c.Profile.HairpinFacts()
 	if err := Invalid(ref, errs); err != nil {
 		return Exposure{}, Overrides{}, err
 	}
 	return e, ov, nil
+}
+
+// KubeProxyMasquerades says whether kube-proxy gives intercepted LB traffic a node source
+// address. In iptables and nftables mode its external-destination chain (KUBE-EXT) marks
+// traffic for masquerade under externalTrafficPolicy Cluster, while under Local traffic from
+// Pods short-circuits to the service chain with the Pod's address kept (pkg/proxy/iptables
+// proxier.go "masquerade traffic for ... external destinations" / "pod traffic for ...";
+// measured in the dataplane lab, internal/netlab row04). In ipvs mode KUBE-LOAD-BALANCER
+// returns early only for Local services and marks the rest for masquerade
+// (pkg/proxy/ipvs proxier.go). So the seeds' "real source IP can be obtained" with
+// intra-cluster forwarding holds for in-cluster clients under Local. eBPF dataplanes and
+// unknown modes are Unknown.
+func KubeProxyMasquerades(m ProxyMode, policy corev1.ServiceExternalTrafficPolicy) Fact {
+	switch m {
+	case ProxyModeIPTables, ProxyModeNFTables, ProxyModeIPVS:
+		return FactOf(policy != corev1.ServiceExternalTrafficPolicyLocal)
+	}
+	return Unknown
 }
 
 // IngressBase fills what an Ingress says on any cloud: layer 7, HTTP (and HTTPS when it has

@@ -22,8 +22,28 @@ func TestServiceBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.Layer != Layer4 || e.Protocols != TCP|UDP || e.Binding != NodePortLocal || e.Provider != "test" ||
-		e.Placement.NodesBehindLB != 1 || e.Hairpin == nil || e.Object != (ObjectRef{"Service", "default", "dns"}) {
+		e.Placement.NodesBehindLB != 1 || e.Hairpin == nil || e.Object != (ObjectRef{"Service", "default", "dns"}) ||
+		e.InterceptMasquerades != No {
 		t.Errorf("exposure = %+v", e)
+	}
+}
+
+func TestKubeProxyMasquerades(t *testing.T) {
+	for _, tc := range []struct {
+		m      ProxyMode
+		policy corev1.ServiceExternalTrafficPolicy
+		want   Fact
+	}{
+		{ProxyModeIPTables, corev1.ServiceExternalTrafficPolicyCluster, Yes},
+		{ProxyModeIPTables, "", Yes},
+		{ProxyModeNFTables, corev1.ServiceExternalTrafficPolicyLocal, No},
+		{ProxyModeIPVS, corev1.ServiceExternalTrafficPolicyCluster, Yes},
+		{ProxyModeEBPF, corev1.ServiceExternalTrafficPolicyCluster, Unknown},
+		{ProxyModeUnknown, corev1.ServiceExternalTrafficPolicyLocal, Unknown},
+	} {
+		if got := KubeProxyMasquerades(tc.m, tc.policy); got != tc.want {
+			t.Errorf("%s/%s: %s, want %s", tc.m, tc.policy, got, tc.want)
+		}
 	}
 }
 
