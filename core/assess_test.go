@@ -86,8 +86,13 @@ func TestAssess(t *testing.T) {
 		},
 		"InterceptedEvenWhenScopeUnknown": {
 			reason: "interception alone rules the loop out",
-			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No; e.Scope = ScopeUnknown; e.LBSourceNAT = Unknown }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
+			in: throughLB(func(e *Exposure) {
+				e.Intercept = Yes
+				e.InterceptMasquerades = No
+				e.Scope = ScopeUnknown
+				e.LBSourceNAT = Unknown
+			}),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
 		},
 		"ThreeNodesClusterPolicy": {
 			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry",
