@@ -111,12 +111,16 @@ type interception struct {
 	ipMode corev1.LoadBalancerIPMode
 }
 
-// setIntercept fills e.Intercept (and InterceptMasquerades) from the node kinds, the proxy
-// mode, prevent-loopback and the kube-proxy revision, with a reason for each step.
+// setIntercept fills e.Intercept from the node kinds, the proxy mode, prevent-loopback and the
+// kube-proxy revision, with a reason for each step. Whether kube-proxy masquerades intercepted
+// traffic is the core's physics (ServiceBase); only for super nodes, which run no kube-proxy,
+// does the dialect say it is unknown.
 func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interception) {
 	if !d.clientsOnRegularNodes(e, c) {
-		// Seeds §2 (Service) and the English §1 row (Ingress): super nodes intercept.
+		// Seeds §2 (Service) and the English §1 row (Ingress): super nodes intercept. The
+		// guide does not say which source address the backend then sees.
 		e.Intercept = core.Yes
+		e.InterceptMasquerades = core.Unknown
 		e.Reasons = append(e.Reasons, RuleSuperNodes.Reason())
 		if in.preventLoopback == core.Yes {
 			e.Notes = append(e.Notes, RulePreventLoopbackNoEffect.Because("prevent-loopback is set, but super nodes intercept the CLB VIP anyway"))
@@ -146,10 +150,6 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 			e.Intercept = core.Yes
 			e.Reasons = append(e.Reasons, rule.Reason())
 		}
-		if e.Intercept == core.Yes {
-			// Seeds' comparison: intercepted traffic keeps the real source address.
-			e.InterceptMasquerades = core.No
-		}
 		if in.preventLoopback == core.Yes {
 			e.Notes = append(e.Notes, RulePreventLoopbackNoEffect.Because(
 				"prevent-loopback is set, but kube-proxy in "+string(p.ProxyMode)+" mode intercepts the CLB VIP anyway"))
@@ -169,13 +169,11 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 				p.KubeProxyVersion, min)))
 		case Supported:
 			e.Intercept = core.Yes
-			e.InterceptMasquerades = core.No
 			e.Reasons = append(e.Reasons, RulePreventLoopback.Because(
 				"prevent-loopback: \"true\" and kube-proxy "+p.KubeProxyVersion+" supports it: IPVS intercepts the CLB VIP"))
 			e.Notes = append(e.Notes, RuleLongConnections.Reason())
 		default:
 			e.Intercept = core.Yes
-			e.InterceptMasquerades = core.No
 			e.Reasons = append(e.Reasons, RulePreventLoopback.Reason())
 			minText := ""
 			if hasMin {

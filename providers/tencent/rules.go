@@ -146,7 +146,7 @@ var (
 // Rules behind the offers.
 var (
 	RuleOfferPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback",
-		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features and keeps the real client address; the CLB health-check source moves to 100.64.0.0/10 automatically; connections opened before keep the CLB path until they close (FAQ Q3).",
+		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features; the guide says the real client address can be obtained (kube-proxy masquerades it under externalTrafficPolicy Cluster, DOMAIN.md §7); the CLB health-check source moves to 100.64.0.0/10 automatically; connections opened before keep the CLB path until they close (FAQ Q3).",
 		Source:  srcSol1 + "; " + srcCompare + "; " + srcFAQ3}
 	RuleOfferL4SNAT = core.Rule{Code: "tke-offer-l4-snat",
 		Summary: "CLB layer-4 listener SNAT through TkeServiceConfig spec.loadBalancer.l4Listeners[].snatEnable: true: traffic keeps CLB features; backends see the CLB address (TCP can recover the client with the PROXY protocol, UDP cannot).",

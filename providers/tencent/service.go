@@ -77,7 +77,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	setL4SNAT(&e, cfg, cfgName, svc.Namespace, listeners)
 
 	offers := []core.Offer{
-		d.offerPreventLoopback(c, prevent),
+		d.offerPreventLoopback(&e, c),
 		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners),
 		core.NodeSeparationOffer(&e, svc.Spec.Selector),
 		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
@@ -192,12 +192,19 @@ func keysText(ks []ListenerKey) string {
 
 // offerPreventLoopback is solution 1, intra-cluster forwarding (seeds; costs from the
 // comparison table; effects from FAQ Q3).
-func (d *Dialect) offerPreventLoopback(c *core.Cluster, current core.Fact) core.Offer {
+func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster) core.Offer {
+	// The guide's comparison says the real source address "can be obtained"; that holds
+	// unless kube-proxy masquerades intercepted traffic, which the core decides from the
+	// proxy mode and externalTrafficPolicy (ServiceBase).
+	clientIP := core.ClientIPKept
+	if e.InterceptMasquerades == core.Yes {
+		clientIP = core.ClientIPLost
+	}
 	o := core.Offer{
 		Remedy: core.InterceptVIP,
 		Path:   core.PathVIP,
 		Action: "set metadata.annotations[\"" + AnnotationPreventLoopback + "\"]: \"true\"",
-		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
+		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: clientIP},
 		Reason: RuleOfferPreventLoopback.Reason(),
 	}
 	p := &c.Profile
