@@ -111,9 +111,9 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	dp := d.dataplane(&c.Profile)
 	st := statusOf(ingress)
 	e.Intercept = intercept(&st, dp, &e)
-	if e.Intercept == core.Yes && (dp.mode == core.ProxyModeIPTables || dp.mode == core.ProxyModeNFTables) &&
-		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
-		e.InterceptMasquerades = core.Yes
+	// core.ServiceBase sets InterceptMasquerades from the proxy mode and the traffic policy;
+	// say why when it matters, that is when the traffic is intercepted.
+	if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes {
 		e.Reasons = append(e.Reasons, RuleInterceptMasquerade.Reason())
 	}
 	if dp.mode == core.ProxyModeIPVS && len(st.vips)+len(st.defaulted) > 0 {
@@ -147,10 +147,12 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
 		Reason: RuleOfferInterceptVIP.Reason(),
 	}
-	if (dp.mode == core.ProxyModeIPTables || dp.mode == core.ProxyModeNFTables) &&
-		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
-		// Intercepted traffic is masqueraded to a node address (RuleInterceptMasquerade).
+	switch e.InterceptMasquerades {
+	case core.Yes:
+		// Intercepted traffic reaches the backend from a node address (RuleInterceptMasquerade).
 		o.Costs.ClientIP = core.ClientIPLost
+	case core.Unknown:
+		o.Costs.ClientIP = core.ClientIPUnknown
 	}
 	var b strings.Builder
 	switch {

@@ -22,7 +22,6 @@ var (
 func TestInterceptionCases(t *testing.T) {
 	type want struct {
 		intercept core.Fact
-		masq      core.Fact
 		scope     core.Scope
 		snat      core.Fact
 		risk      core.Risk
@@ -40,7 +39,7 @@ func TestInterceptionCases(t *testing.T) {
 		"VIPIP": {
 			reason: "An ip with ipMode VIP is intercepted by kube-proxy iptables; externalTrafficPolicy Cluster masquerades it.",
 			file:   "intercept-vip-iptables.yaml",
-			want: want{intercept: core.Yes, masq: core.Yes, scope: core.Private, risk: core.RiskNone, remedy: core.RemedyNone,
+			want: want{intercept: core.Yes, scope: core.Private, risk: core.RiskNone, remedy: core.RemedyNone,
 				codes:    []core.Code{"k8s-ipmode-vip", "k8s-kube-proxy-programs-vip", "k8s-intercept-masquerade", "k8s-scope-annotation", "node-intercepts-vip"},
 				vipUnmet: none},
 		},
@@ -65,13 +64,13 @@ func TestInterceptionCases(t *testing.T) {
 		"ProxyKubeProxy1.29": {
 			reason: "kube-proxy 1.29 (gate alpha, off) ignores Proxy and intercepts.",
 			file:   "proxy-kube-proxy-1.29.yaml",
-			want: want{intercept: core.Yes, masq: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
+			want: want{intercept: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
 				codes: []core.Code{"k8s-ipmode-proxy", "k8s-kube-proxy-1.29-ignores-proxy"}, vipUnmet: none, sepUnmet: core.PreconditionVersion},
 		},
 		"ProxyKubeProxy1.27Skew": {
 			reason: "kube-proxy 1.27, three minors behind a 1.30 API server, predates ipMode and intercepts.",
 			file:   "proxy-kube-proxy-1.27-skew.yaml",
-			want: want{intercept: core.Yes, masq: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
+			want: want{intercept: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
 				codes: []core.Code{"k8s-kube-proxy-predates-ipmode"}, vipUnmet: none, sepUnmet: core.PreconditionVersion},
 		},
 		"ProxySkewUnknown": {
@@ -149,7 +148,7 @@ func TestInterceptionCases(t *testing.T) {
 		"HostnameOnly": {
 			reason: "AWS internal NLB (cloud-provider-aws#1160): hostname status, client IP kept: at risk; VIP is unsupported.",
 			file:   "hostname-only-aws-nlb.yaml",
-			want: want{intercept: core.No, masq: core.Unknown, scope: core.Private, snat: core.No, risk: core.RiskAtRisk, remedy: core.DNSSteering,
+			want: want{intercept: core.No, scope: core.Private, snat: core.No, risk: core.RiskAtRisk, remedy: core.DNSSteering,
 				codes:    []core.Code{"k8s-hostname-only", "k8s-aws-nlb-preserves-client-ip", "k8s-scope-annotation", "same-node-loop"},
 				vipUnmet: unsupported},
 		},
@@ -166,6 +165,13 @@ func TestInterceptionCases(t *testing.T) {
 				codes: []core.Code{"k8s-mixed-entries", "k8s-ipmode-vip", "k8s-ipmode-proxy"}, vipUnmet: none},
 		},
 	}
+	// What the backend sees for intercepted traffic comes from core.ServiceBase; the dialect
+	// only explains it and prices the intercept-vip offer with it.
+	masquerades := map[string]core.Fact{
+		"VIPIP":           core.Yes, // iptables, externalTrafficPolicy Cluster
+		"IPWithoutIPMode": core.No,  // nftables, externalTrafficPolicy Local
+		"ProxyCilium1.16": core.Unknown,
+	}
 	d := NewDialect(nil)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -177,7 +183,7 @@ func TestInterceptionCases(t *testing.T) {
 			}
 			recordResult(r)
 			e := &r.Exposure
-			got := want{intercept: e.Intercept, masq: e.InterceptMasquerades, scope: e.Scope, snat: e.LBSourceNAT,
+			got := want{intercept: e.Intercept, scope: e.Scope, snat: e.LBSourceNAT,
 				risk: r.Assessment.Risk, remedy: r.Decision.Remedy, vipUnmet: unmetKinds(offer(r, core.InterceptVIP))}
 			seen := codes(e.Reasons, e.Notes, r.Assessment.Reasons)
 			for _, c := range tc.want.codes {
@@ -191,6 +197,12 @@ func TestInterceptionCases(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\n-want +got:\n%s\nreasons: %v\nnotes: %v", tc.reason, diff, e.Reasons, e.Notes)
+			}
+			if m, ok := masquerades[name]; ok && e.InterceptMasquerades != m {
+				t.Errorf("interceptMasquerades = %v, want %v (core.KubeProxyMasquerades)", e.InterceptMasquerades, m)
+			}
+			if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes && !codes(e.Reasons)["k8s-intercept-masquerade"] {
+				t.Error("masquerading interception without k8s-intercept-masquerade")
 			}
 			if e.Provider != Name {
 				t.Errorf("provider = %q, want %q", e.Provider, Name)

@@ -41,6 +41,4 @@
 //   - Alibaba's address-type is compared case-insensitively by every controller version.
 //   - kube-proxy 1.29 runs with LoadBalancerIPMode at its default (off); a cluster that turned
 //     the alpha gate on is misjudged (declare kubeProxyVersion as 1.30 to say it honours Proxy).
-//   - Intercepted traffic with externalTrafficPolicy Local keeps the client Pod address only when
-//     kube-proxy detects local traffic (detect-local-mode); loopguard leaves it unknown.
 package kubernetes
