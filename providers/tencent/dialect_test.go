@@ -248,6 +248,9 @@ func TestInterception(t *testing.T) {
 			risk: core.RiskAtRisk,
 			check: func(t *testing.T, res *core.Result) {
 				reasonContains(t, res.Assessment.Reasons, tencent.RulePreventLoopbackTooOld.Code, "v1.18.4-tke.19", "v1.18.4-tke.20")
+				if o := offerFor(res.Offers, core.InterceptVIP); !strings.HasPrefix(o.Action, "upgrade the kube-proxy DaemonSet image to v1.18.4-tke.20") {
+					t.Errorf("intercept-vip action = %q, want the upgrade", o.Action)
+				}
 			}},
 		{name: "prevent-loopback with kube-proxy unknown: intercepted, with a note to declare it",
 			files: []string{"profiles/ipvs-unversioned.yaml", "nodes/regular-3.yaml", "cases/services.yaml"}, object: svc("prevent-loopback"),

@@ -77,7 +77,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	setL4SNAT(&e, cfg, cfgName, svc.Namespace, listeners)
 
 	offers := []core.Offer{
-		d.offerPreventLoopback(&e, c),
+		d.offerPreventLoopback(&e, c, prevent),
 		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners),
 		core.NodeSeparationOffer(&e, svc.Spec.Selector),
 		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
@@ -192,7 +192,7 @@ func keysText(ks []ListenerKey) string {
 
 // offerPreventLoopback is solution 1, intra-cluster forwarding (seeds; costs from the
 // comparison table; effects from FAQ Q3).
-func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster) core.Offer {
+func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster, current core.Fact) core.Offer {
 	// The guide's comparison says the real source address "can be obtained"; that holds
 	// unless kube-proxy masquerades intercepted traffic, which the core decides from the
 	// proxy mode and externalTrafficPolicy (ServiceBase).
@@ -214,6 +214,9 @@ func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster) core.O
 		switch support {
 		case TooOld:
 			m := min.String()
+			if current == core.Yes {
+				o.Action = "upgrade the kube-proxy DaemonSet image to " + m + " or later; " + AnnotationPreventLoopback + " is already \"true\""
+			}
 			o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion,
 				Reason: RulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " is older than " + m + "; upgrade the kube-proxy DaemonSet image to " + m + " or later (TKE Kubernetes revision history)")})
 		case SupportUnknown:
