@@ -442,6 +442,9 @@ func TestNilClusterAndOptions(t *testing.T) {
 	if d.Name() != Name || len(d.Rules()) == 0 {
 		t.Error("Name or Rules")
 	}
+	if _, err := new(Dialect).Translate(svc, nil); err != nil {
+		t.Errorf("zero Dialect: %v", err)
+	}
 }
 
 func TestRules(t *testing.T) {
@@ -492,6 +495,51 @@ func TestEveryEmittedCodeIsDocumented(t *testing.T) {
 	for c := range emitted.codes {
 		if !known[c] {
 			t.Errorf("code %s is emitted but not in any Rules()", c)
+		}
+	}
+}
+
+// The dialect is shared by a controller's workers: translations race on its cache.
+func TestConcurrentTranslate(t *testing.T) {
+	d := NewDialect(nil)
+	files := []string{"proxy-kube-proxy-1.30.yaml", "proxy-cilium-1.17.yaml", "proxy-skew-unknown.yaml", "hostname-only-aws-nlb.yaml"}
+	type input struct {
+		svc *corev1.Service
+		c   *core.Cluster
+	}
+	var inputs []input
+	for _, f := range files {
+		set, c := loadCase(t, f)
+		inputs = append(inputs, input{find(t, set, "Service", "web").(*corev1.Service), c})
+	}
+	want := make([]core.Fact, len(inputs))
+	for i, in := range inputs {
+		tr, err := d.Translate(in.svc, in.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = tr.Exposure.Intercept
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			var err error
+			for n := 0; n < 50 && err == nil; n++ {
+				i := (g + n) % len(inputs)
+				tr, e := d.Translate(inputs[i].svc, inputs[i].c)
+				switch {
+				case e != nil:
+					err = e
+				case tr.Exposure.Intercept != want[i]:
+					err = errors.New("verdict changed under concurrency")
+				}
+			}
+			done <- err
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }

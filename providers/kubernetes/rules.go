@@ -106,13 +106,13 @@ var (
 		Source:  "kubernetes/website docs/concepts/services-networking/service.md (Internal load balancer) and each cloud's documentation (see the annotation table)"}
 	RuleScopeConflict = core.Rule{Code: "k8s-scope-conflict",
 		Summary: "Cloud annotations on the object disagree about the load balancer's scope; it is left unknown (declare loopguard.io/lb-scope).",
-		Source:  "the annotation table"}
+		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
 	RuleScopeUndeclared = core.Rule{Code: "k8s-scope-undeclared",
 		Summary: "No recognised cloud annotation says whether the load balancer is private; declare it with loopguard.io/lb-scope.",
 		Source:  srcOverride}
 	RuleScopeValueUnknown = core.Rule{Code: "k8s-scope-value-unrecognised",
 		Summary: "A cloud's scope annotation has a value loopguard does not recognise; it draws no conclusion from it.",
-		Source:  "the annotation table"}
+		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
 	RulePrivateAddresses = core.Rule{Code: "k8s-private-addresses",
 		Summary: "Every LB address in the status is in a private range (RFC 1918, RFC 6598, RFC 4193), which suggests a private load balancer; it is not taken as proof.",
 		Source:  "RFC 1918, RFC 6598, RFC 4193"}
@@ -131,7 +131,7 @@ var (
 		Source:  srcOCINLB}
 	RuleSNATConflict = core.Rule{Code: "k8s-lb-source-nat-conflict",
 		Summary: "Cloud annotations on the object disagree about whether the LB replaces the source address; it is left unknown (declare loopguard.io/lb-source-nat).",
-		Source:  "the source-NAT table"}
+		Source:  "providers/kubernetes snat.go (the source-NAT table)"}
 	RuleSNATUndeclared = core.Rule{Code: "k8s-lb-source-nat-undeclared",
 		Summary: "A generic cloud does not say whether its load balancer replaces the client's source address; declare it with loopguard.io/lb-source-nat.",
 		Source:  srcOverride}
@@ -154,7 +154,7 @@ var (
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 )
 
-// Rules lists the dialect's rules, for docs/reasons.md and for tests that check every emitted
+// rules lists the dialect's rules, for docs/reasons.md and for tests that check every emitted
 // code is documented.
 func rules() []core.Rule {
 	return []core.Rule{
