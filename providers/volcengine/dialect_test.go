@@ -480,3 +480,26 @@ func TestReadService(t *testing.T) {
 		}
 	})
 }
+
+func TestInterceptedSource(t *testing.T) {
+	tests := map[string]struct {
+		profile string
+		opts    *volcengine.Options
+		want    core.SourceKind
+	}{
+		"VKE eBPF forwarding keeps the client Pod (assumption 7)": {profile: "profiles/ready.yaml", want: core.SourceClientPod},
+		"with the assumption switched off the source is unknown": {profile: "profiles/ready.yaml",
+			opts: &volcengine.Options{Assumptions: volcengine.Assumptions{EBPFSourceUnknown: true}}, want: core.SourceUnknown},
+		"kube-proxy iptables with externalTrafficPolicy Cluster masquerades (core)": {profile: "profiles/flannel.yaml", want: core.SourceNode},
+		"an unknown dataplane gives an unknown source":                              {profile: "profiles/unknown.yaml", want: core.SourceUnknown},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := load(t, tc.profile, "cluster/nodes.yaml", "modes/services.yaml")
+			r := w.evaluate(t, volcengine.NewDialect(tc.opts), "", "service-default")
+			if r.Assessment.Path != core.PathVIP || r.Assessment.Source.Kind != tc.want {
+				t.Errorf("path %s source %s, want VIP %s", r.Assessment.Path, r.Assessment.Source.Kind, tc.want)
+			}
+		})
+	}
+}

@@ -112,6 +112,6 @@ func (d *Dialect) Rules() []core.Rule {
 		RuleImmutable, RuleAddressPrivate, RuleReusedCLB, RuleCloudRead,
 		RulePassThrough, RuleNodePortBackends, RulePassThroughNoENI, RuleProxyProtocolVIP,
 		RuleVerify, RuleIngress, RuleOtherClass, RuleOfferInterceptVIP, RuleOfferProxySeparation,
-		RuleProxyNotInEffect, RulePublicCLBKeepsSource, RuleAddressPublic,
+		RuleProxyNotInEffect, RulePublicCLBKeepsSource, RuleAddressPublic, RuleEBPFKeepsPodSource,
 	}
 }

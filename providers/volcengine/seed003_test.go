@@ -48,7 +48,7 @@ func TestSeed003IPModeTable(t *testing.T) {
 			service: "service-vip",
 			want: verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP, source: core.SourceClientPod,
 				worst: "0", declared: "0", remedy: core.RemedyNone},
-			codes: []core.Code{"vke-ip-mode-vip", "node-intercepts-vip"},
+			codes: []core.Code{"vke-ip-mode-vip", "node-intercepts-vip", "vke-ebpf-keeps-pod-source"},
 		},
 		"When the annotation is not configured, the mode is VIP": {
 			seed:    "当未配置该 Annotation 时，默认为 VIP 模式。",
@@ -168,27 +168,35 @@ func TestSeed003Prerequisites(t *testing.T) {
 		code    core.Code
 		kinds   []core.PreconditionKind
 		message string
+		// source of the intercepted traffic: the client Pod on VKE's eBPF forwarding
+		// (assumption 7), a node address under kube-proxy with externalTrafficPolicy Cluster
+		// (core.KubeProxyMasquerades).
+		source core.SourceKind
 	}{
 		"the cluster's Kubernetes version is v1.30 or later": {
 			profile: "profiles/kubernetes-1.28.yaml", code: "vke-prereq-kubernetes",
-			kinds: []core.PreconditionKind{core.PreconditionVersion}, message: "v1.28.9 is older than v1.30.0"},
+			kinds: []core.PreconditionKind{core.PreconditionVersion}, message: "v1.28.9 is older than v1.30.0",
+			source: core.SourceClientPod},
 		"the network model is VPC-CNI (not Flannel), with IPVlan Pod interfaces and eBPF forwarding": {
 			profile: "profiles/flannel.yaml", code: "vke-prereq-network",
 			kinds:   []core.PreconditionKind{core.PreconditionUnsupported},
-			message: `CNI "flannel" (need vpc-cni), Pod interface "veth" (need ipvlan), service forwarding "iptables" (need ebpf)`},
+			message: `CNI "flannel" (need vpc-cni), Pod interface "veth" (need ipvlan), service forwarding "iptables" (need ebpf)`,
+			source:  core.SourceNode},
 		"the Pod network interface is IPVlan": {
 			profile: "profiles/vpc-cni-veth.yaml", code: "vke-prereq-network",
-			kinds: []core.PreconditionKind{core.PreconditionUnsupported}, message: `Pod interface "veth" (need ipvlan)`},
+			kinds: []core.PreconditionKind{core.PreconditionUnsupported}, message: `Pod interface "veth" (need ipvlan)`,
+			source: core.SourceClientPod},
 		"cloud-controller-manager is installed and upgraded to v1.43.0 or later": {
 			profile: "profiles/ccm-1.42.yaml", code: "vke-prereq-ccm",
-			kinds: []core.PreconditionKind{core.PreconditionVersion}, message: "v1.42.3 is older than v1.43.0"},
+			kinds: []core.PreconditionKind{core.PreconditionVersion}, message: "v1.42.3 is older than v1.43.0",
+			source: core.SourceClientPod},
 	}
 	for name, tc := range tests {
 		t.Run(name+": Proxy does not take effect, VIP stays", func(t *testing.T) {
 			w := load(t, tc.profile, "cluster/nodes.yaml", "modes/services.yaml")
 			r := w.evaluate(t, d, "", "service-demo")
 			checkVerdict(t, r, verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP,
-				source: core.SourceClientPod, worst: "0", declared: "0", remedy: core.RemedyNone})
+				source: tc.source, worst: "0", declared: "0", remedy: core.RemedyNone})
 			wantCodes(t, r.Assessment.Reasons, tc.code, "vke-proxy-not-in-effect", "vke-ip-mode-vip")
 			wantNoCodes(t, r.Assessment.Reasons, "vke-ip-mode-proxy")
 			rs, _ := reasonFor(r.Assessment.Reasons, tc.code)

@@ -87,6 +87,14 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	case core.PathProxy:
 		e.Intercept = core.No
 	}
+	if e.InterceptMasquerades == core.Unknown {
+		if m, ok := d.opts.Assumptions.ebpfMasquerades(&c.Profile); ok {
+			e.InterceptMasquerades = m
+			if e.Intercept == core.Yes {
+				e.Reasons = append(e.Reasons, reasonEBPFKeepsSource)
+			}
+		}
+	}
 	if f.HostnameOnly {
 		e.Intercept = core.No
 		e.Reasons = append(e.Reasons, reasonStatusHost)

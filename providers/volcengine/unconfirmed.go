@@ -37,6 +37,12 @@ import (
 //     machine.cluster.vke.volcengine.com (gpu-name). Seen in public code that reads VKE nodes
 //     (vllm-project/aibrix KV-cache node affinity, kubectl helpers), not in Volcengine's
 //     documentation: UNCONFIRMED, used only by Recognizes.
+//  7. VKE's eBPF service forwarding keeps the client Pod's address on intercepted (VIP) traffic.
+//     The open VPC-CNI, Cello, replaces kube-proxy with Cilium (volcengine/cello README), and
+//     Cilium's kube-proxy replacement balances at the socket or at the Pod's interface using the
+//     request's own source (Cilium docs, kube-proxy replacement, session affinity); whether
+//     VKE's managed eBPF forwarding is configured the same way is UNCONFIRMED. kube-proxy modes
+//     are the core's (core.KubeProxyMasquerades). Override: Assumptions.EBPFSourceUnknown.
 
 // Assumptions overrides the UNCONFIRMED inferences above. The zero value is the default.
 type Assumptions struct {
@@ -46,6 +52,9 @@ type Assumptions struct {
 	// PublicCLBHidesPodSource says in-cluster clients reach a PUBLIC CLB through a public
 	// (NAT) address, so public CLBs cannot loop (assumption 2).
 	PublicCLBHidesPodSource bool
+	// EBPFSourceUnknown leaves the source address of intercepted traffic unknown on VKE's
+	// eBPF dataplane instead of assuming the client Pod's (assumption 7).
+	EBPFSourceUnknown bool
 }
 
 // Rules for the assumptions.
@@ -61,7 +70,12 @@ var (
 		Source:  srcAnnotations + "; Assumptions.PublicCLBHidesPodSource"}
 )
 
+var RuleEBPFKeepsPodSource = core.Rule{Code: "vke-ebpf-keeps-pod-source",
+	Summary: "VKE's eBPF service forwarding (Cilium in the VPC-CNI) redirects intercepted traffic to a backend without masquerading: the backend sees the client Pod's address (UNCONFIRMED for the managed add-on; see providers/volcengine/unconfirmed.go).",
+	Source:  "volcengine/cello README (Cilium replaces kube-proxy); Cilium docs, kube-proxy replacement; " + srcPrereqs}
+
 var (
+	reasonEBPFKeepsSource  = RuleEBPFKeepsPodSource.Reason()
 	reasonProxyNotInEffect = RuleProxyNotInEffect.Reason()
 	reasonPublicKeeps      = RulePublicCLBKeepsSource.Reason()
 	reasonAddressPublic    = RuleAddressPublic.Reason()
@@ -81,6 +95,15 @@ func (a *Assumptions) publicScope() (core.Scope, core.Reason) {
 		return core.Public, reasonAddressPublic
 	}
 	return core.Private, reasonPublicKeeps
+}
+
+// ebpfMasquerades is assumption 7: the source of intercepted traffic on VKE's eBPF dataplane,
+// for a cluster whose profile says eBPF forwarding on the VPC-CNI.
+func (a *Assumptions) ebpfMasquerades(p *core.ClusterProfile) (core.Fact, bool) {
+	if a.EBPFSourceUnknown || p.ProxyMode != core.ProxyModeEBPF || !isVPCCNI(strings.ToLower(p.Dataplane.CNI)) {
+		return core.Unknown, false
+	}
+	return core.No, true
 }
 
 // vkeNodeLabelDomain is assumption 6.
