@@ -290,7 +290,7 @@ func lbSource(e *Exposure) SourceAddress {
 	switch {
 	case e.Layer == Layer7:
 		s.ClientIP = ClientIPForwardedFor
-	case e.Protocols&UDP != 0:
+	case e.Protocols&(UDP|SCTP) != 0:
 		s.ClientIP = ClientIPLost
 	case e.ProxyProtocol == Yes:
 		s.ClientIP = ClientIPProxyProtocol

@@ -13,10 +13,17 @@ import (
 // cloud can make. A dialect starts from ServiceBase or IngressBase, adds its cloud's facts,
 // then applies the object's Overrides last so loopguard.io annotations win.
 
+// emptyCluster stands in for a nil *Cluster: nothing is known. It is never written to.
+var emptyCluster, _ = NewCluster(ClusterProfile{})
+
 // ServiceBase fills what a LoadBalancer Service says on any cloud: the object, layer 4, the
 // listener protocols, the binding from externalTrafficPolicy, placement and hairpin facts.
-// It returns ErrNotExposed for Services of other types.
+// It returns ErrNotExposed for Services of other types. A nil Cluster means nothing is known
+// about the cluster.
 func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB NodeFilter) (Exposure, Overrides, error) {
+	if c == nil {
+		c = emptyCluster
+	}
 	ref := ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return Exposure{}, Overrides{}, &KindError{Kind: ErrNotExposed, Object: ref, Msg: "type is " + string(orDefault(string(svc.Spec.Type), "ClusterIP")) + ", not LoadBalancer"}
@@ -26,7 +33,7 @@ func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB Node
 	for i, p := range svc.Spec.Ports {
 		proto, err := ParseProtocol(string(p.Protocol))
 		if err != nil {
-			errs = append(errs, field.NotSupported(field.NewPath("spec", "ports").Index(i).Child("protocol"), p.Protocol, []string{"TCP", "UDP"}))
+			errs = append(errs, field.NotSupported(field.NewPath("spec", "ports").Index(i).Child("protocol"), p.Protocol, []string{"TCP", "UDP", "SCTP"}))
 			continue
 		}
 		e.Protocols |= proto
@@ -65,6 +72,9 @@ func KubeProxyMasquerades(m ProxyMode, policy corev1.ServiceExternalTrafficPolic
 // IngressBase fills what an Ingress says on any cloud: layer 7, HTTP (and HTTPS when it has
 // TLS), the binding and placement of its backend Services.
 func IngressBase(provider string, ing *networkingv1.Ingress, c *Cluster, behindLB NodeFilter) (Exposure, Overrides, error) {
+	if c == nil {
+		c = emptyCluster
+	}
 	ref := ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 	ov, errs := ReadOverrides(ing)
 	if err := Invalid(ref, errs); err != nil {

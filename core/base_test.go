@@ -47,6 +47,19 @@ func TestKubeProxyMasquerades(t *testing.T) {
 	}
 }
 
+func TestServiceBaseNilCluster(t *testing.T) {
+	svc := lbService("default", "sig", nil)
+	svc.Spec.Ports[0].Protocol = corev1.ProtocolSCTP
+	e, _, err := ServiceBase("test", svc, nil, nil)
+	if err != nil || e.Protocols != SCTP || e.Placement.NodesBehindLB != 0 || e.Hairpin != nil {
+		t.Errorf("exposure = %+v, err %v", e, err)
+	}
+	e.LBSourceNAT, e.Intercept, e.Scope = Yes, No, Private
+	if a := Assess(&e); a.Source.ClientIP != ClientIPLost {
+		t.Errorf("SCTP behind source NAT: client IP %s, want lost", a.Source.ClientIP)
+	}
+}
+
 func TestServiceBaseNotExposed(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Spec.Type = ""
@@ -59,7 +72,7 @@ func TestServiceBaseNotExposed(t *testing.T) {
 func TestServiceBaseRejectsBadInput(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Annotations = map[string]string{AnnotationLBScope: "internal", AnnotationLBSourceNAT: "True"}
-	svc.Spec.Ports[0].Protocol = "SCTP"
+	svc.Spec.Ports[0].Protocol = "QUIC"
 	e, _, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), nil)
 	var inv *InvalidError
 	if !errors.As(err, &inv) || !errors.Is(err, ErrInvalid) {

@@ -65,6 +65,9 @@ const (
 	UDP
 	HTTP
 	HTTPS
+	// SCTP is a valid Service protocol; like UDP, behind LB source NAT it has no PROXY
+	// protocol to carry the client address.
+	SCTP
 )
 
 // Has reports whether every protocol in q is in p.
@@ -75,7 +78,7 @@ func (p Protocols) String() string {
 	for _, x := range [...]struct {
 		p Protocols
 		s string
-	}{{TCP, "TCP"}, {UDP, "UDP"}, {HTTP, "HTTP"}, {HTTPS, "HTTPS"}} {
+	}{{TCP, "TCP"}, {UDP, "UDP"}, {SCTP, "SCTP"}, {HTTP, "HTTP"}, {HTTPS, "HTTPS"}} {
 		if p&x.p != 0 {
 			parts = append(parts, x.s)
 		}
@@ -91,6 +94,8 @@ func ParseProtocol(s string) (Protocols, error) {
 		return TCP, nil
 	case "UDP":
 		return UDP, nil
+	case "SCTP":
+		return SCTP, nil
 	case "HTTP":
 		return HTTP, nil
 	case "HTTPS":

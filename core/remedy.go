@@ -94,6 +94,9 @@ type Offer struct {
 	Unmet []Precondition `json:"unmet,omitempty"`
 	// Reason cites the document that describes this fix.
 	Reason Reason `json:"reason"`
+	// Notes are caveats of carrying the offer out that change no ranking (health-check
+	// sources move, existing connections keep their path).
+	Notes []Reason `json:"notes,omitempty"`
 }
 
 // Ready reports whether nothing stands in the offer's way.
