@@ -483,15 +483,20 @@ func TestReadService(t *testing.T) {
 
 func TestInterceptedSource(t *testing.T) {
 	tests := map[string]struct {
-		profile string
-		opts    *volcengine.Options
-		want    core.SourceKind
+		profile  string
+		opts     *volcengine.Options
+		want     core.SourceKind
+		clientIP core.ClientIP // what intercept-vip costs
 	}{
-		"VKE eBPF forwarding keeps the client Pod (assumption 7)": {profile: "profiles/ready.yaml", want: core.SourceClientPod},
+		"VKE eBPF forwarding keeps the client Pod (assumption 7)": {profile: "profiles/ready.yaml",
+			want: core.SourceClientPod, clientIP: core.ClientIPKept},
 		"with the assumption switched off the source is unknown": {profile: "profiles/ready.yaml",
-			opts: &volcengine.Options{Assumptions: volcengine.Assumptions{EBPFSourceUnknown: true}}, want: core.SourceUnknown},
-		"kube-proxy iptables with externalTrafficPolicy Cluster masquerades (core)": {profile: "profiles/flannel.yaml", want: core.SourceNode},
-		"an unknown dataplane gives an unknown source":                              {profile: "profiles/unknown.yaml", want: core.SourceUnknown},
+			opts: &volcengine.Options{Assumptions: volcengine.Assumptions{EBPFSourceUnknown: true}},
+			want: core.SourceUnknown, clientIP: core.ClientIPUnknown},
+		"kube-proxy iptables with externalTrafficPolicy Cluster masquerades (core)": {profile: "profiles/flannel.yaml",
+			want: core.SourceNode, clientIP: core.ClientIPLost},
+		"an unknown dataplane gives an unknown source": {profile: "profiles/unknown.yaml",
+			want: core.SourceUnknown, clientIP: core.ClientIPUnknown},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -499,6 +504,9 @@ func TestInterceptedSource(t *testing.T) {
 			r := w.evaluate(t, volcengine.NewDialect(tc.opts), "", "service-default")
 			if r.Assessment.Path != core.PathVIP || r.Assessment.Source.Kind != tc.want {
 				t.Errorf("path %s source %s, want VIP %s", r.Assessment.Path, r.Assessment.Source.Kind, tc.want)
+			}
+			if vip := offer(t, r, core.InterceptVIP); vip.Costs.ClientIP != tc.clientIP {
+				t.Errorf("intercept-vip client IP cost = %q, want %q", vip.Costs.ClientIP, tc.clientIP)
 			}
 		})
 	}

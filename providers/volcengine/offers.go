@@ -11,7 +11,7 @@ import (
 // expose no SNAT field (DOMAIN.md §4), and the CLB keeps the client address (seed 003).
 func (d *Dialect) offers(svc *corev1.Service, f *ServiceFacts, e *core.Exposure, prereqs []Prerequisite) []core.Offer {
 	return []core.Offer{
-		interceptOffer(svc, f),
+		interceptOffer(svc, f, e),
 		separationOffer(svc, f, e, prereqs),
 		core.DNSSteeringOffer(e, svc.Namespace, svc.Name, nil),
 	}
@@ -19,13 +19,20 @@ func (d *Dialect) offers(svc *corev1.Service, f *ServiceFacts, e *core.Exposure,
 
 // interceptOffer is ip-mode VIP. In-cluster clients then lose what the CLB adds (seed 003, VIP
 // "局限性": TLS termination, protocol proxying, Proxy-Protocol pass-through; Proxy "优势":
-// monitoring, uniform audit) and keep their own address (DOMAIN.md §7).
-func interceptOffer(svc *corev1.Service, f *ServiceFacts) core.Offer {
+// monitoring, uniform audit) and keep their own address unless the service proxy masquerades.
+func interceptOffer(svc *corev1.Service, f *ServiceFacts, e *core.Exposure) core.Offer {
 	o := core.Offer{
 		Remedy: core.InterceptVIP,
 		Path:   core.PathVIP,
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
 		Reason: reasonOfferVIP,
+	}
+	// A service proxy that masquerades intercepted traffic hides the client (DOMAIN.md §7).
+	switch e.InterceptMasquerades {
+	case core.Yes:
+		o.Costs.ClientIP = core.ClientIPLost
+	case core.Unknown:
+		o.Costs.ClientIP = core.ClientIPUnknown
 	}
 	switch {
 	case f.Exists && f.CreatedMode() == core.PathProxy:
