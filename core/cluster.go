@@ -38,6 +38,7 @@ type Cluster struct {
 	slices     map[nsName][]*discoveryv1.EndpointSlice
 	pods       []*corev1.Pod
 	custom     map[customKey]*unstructured.Unstructured
+	classes    map[string]*networkingv1.IngressClass
 	clients    labels.Selector
 }
 
@@ -53,6 +54,7 @@ func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error
 		configMaps: map[nsName]*corev1.ConfigMap{},
 		slices:     map[nsName][]*discoveryv1.EndpointSlice{},
 		custom:     map[customKey]*unstructured.Unstructured{},
+		classes:    map[string]*networkingv1.IngressClass{},
 	}
 	if profile.Clients != "" {
 		sel, err := labels.Parse(profile.Clients)
@@ -86,11 +88,17 @@ func (c *Cluster) Add(obj runtime.Object) {
 		}
 	case *corev1.Pod:
 		c.pods = append(c.pods, o)
+	case *networkingv1.IngressClass:
+		c.classes[o.Name] = o
 	case *unstructured.Unstructured:
 		gvk := o.GroupVersionKind()
 		c.custom[customKey{gvk.Group, gvk.Kind, o.GetNamespace(), o.GetName()}] = o
 	}
 }
+
+// IngressClass returns an IngressClass by name, or nil; dialects read its spec.controller to
+// tell whether an Ingress with spec.ingressClassName is theirs.
+func (c *Cluster) IngressClass(name string) *networkingv1.IngressClass { return c.classes[name] }
 
 // Custom returns an object of a kind the core has no type for (a cloud's CRD such as
 // TkeServiceConfig), by API group, kind, namespace and name; nil when unknown.

@@ -43,6 +43,9 @@ type Rejection struct {
 	// RankedBelow is set when the remedy could be carried out but another ranked higher.
 	RankedBelow Remedy `json:"rankedBelow,omitempty"`
 	Reason      Reason `json:"reason"`
+	// Unmet lists every precondition of the offer the policy does not waive (Reason explains
+	// the first).
+	Unmet []Precondition `json:"unmet,omitempty"`
 }
 
 // Decision is the remedy chosen for one exposure and why.
@@ -170,15 +173,20 @@ func rejection(a *Assessment, o *Offer, p Policy, chosen Remedy) Rejection {
 	case len(o.Unmet) > 0 && !eligible(a, o, p):
 		// The first unmet precondition that the policy does not waive explains it best.
 		r.Reason = o.Unmet[0].Reason
+		first := true
 		for _, u := range o.Unmet {
 			if u.Kind == PreconditionAllowlist && p.AllowTickets || u.Kind == PreconditionImmutable && p.AllowDisruptive {
 				continue
 			}
+			r.Unmet = append(r.Unmet, u)
+			if !first {
+				continue
+			}
+			first = false
 			r.Reason = u.Reason
 			if u.Kind == PreconditionAllowlist {
 				r.Reason.Message = reasonDecideTicket.Message + " " + u.Reason.Message
 			}
-			break
 		}
 	default:
 		r.RankedBelow, r.Reason = chosen, reasonDecideRanked

@@ -160,6 +160,14 @@ func TestDecideTicketRejectionNamesCapability(t *testing.T) {
 	}
 }
 
+func TestDecideRejectionListsEveryUnmet(t *testing.T) {
+	snat := unmet(unmet(offerSNAT, PreconditionAllowlist, "clb-l7-snat"), PreconditionAllowlist, "clb-keepalive")
+	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer7}, []Offer{snat, offerDNS}, Policy{})
+	if len(d.Rejected) != 1 || len(d.Rejected[0].Unmet) != 2 || d.Rejected[0].Unmet[1].Capability != "clb-keepalive" {
+		t.Errorf("rejected = %+v", d.Rejected)
+	}
+}
+
 func TestParsePreference(t *testing.T) {
 	for in, want := range map[string]Preference{"": PreferDocumented, "documented": PreferDocumented, "source-ip": PreferSourceIP, "lb-features": PreferLBFeatures} {
 		if got, err := ParsePreference(in); err != nil || got != want {
