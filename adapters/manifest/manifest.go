@@ -1,78 +1,141 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
 )
 
-// Source says where a document came from.
+// Source says where a document, or a field in it, came from.
 type Source struct {
 	// Name is the file path, or "-" for standard input.
 	Name string
-	// Line is the 1-based line the document starts on.
+	// Line is the 1-based line; 0 when the whole file is meant (it could not be read).
 	Line int
 }
 
-func (s Source) String() string { return fmt.Sprintf("%s:%d", s.Name, s.Line) }
+func (s Source) String() string {
+	if s.Line <= 0 {
+		return s.Name
+	}
+	return fmt.Sprintf("%s:%d", s.Name, s.Line)
+}
 
 // Object is one decoded object and where it came from.
 type Object struct {
-	Object runtime.Object
+	Object k8sruntime.Object
+	// Source is where the object starts: its document, or its item in a List.
 	Source Source
+
+	// doc is the document the object was read from (a slice of the file, not a copy), base the
+	// file line the document starts on and prefix the object's path in it ("items[3]" in a
+	// List). Locate uses them to find a field's line.
+	doc    []byte
+	base   int
+	prefix string
 }
 
-// Set is everything read from the inputs.
+// Locate returns where a field of the object is written, for error messages. path is a field
+// path as k8s.io/apimachinery's field.Path prints it ("spec.ports[0].protocol",
+// "metadata.annotations[example.com/key]"). When the field is not written (a default) it
+// returns the nearest enclosing field that is, and at worst the object's own start.
+func (o *Object) Locate(path string) Source {
+	if o.doc == nil || path == "" {
+		return o.Source
+	}
+	full := path
+	if o.prefix != "" {
+		full = o.prefix + "." + path
+	}
+	if l := fieldLine(o.doc, full); l > 0 {
+		return Source{Name: o.Source.Name, Line: fileLine(o.base, o.doc, l)}
+	}
+	return o.Source
+}
+
+// Ref names the object as the core does, when it is a Kubernetes object.
+func (o *Object) Ref() core.ObjectRef {
+	m, ok := o.Object.(metav1.Object)
+	if !ok {
+		return core.ObjectRef{}
+	}
+	return core.ObjectRef{Kind: o.Object.GetObjectKind().GroupVersionKind().Kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+}
+
+// Profile is a ClusterProfile document found among the inputs.
+type Profile struct {
+	Profile *core.ClusterProfile
+	Source  Source
+}
+
+// Set is everything read from the inputs, in input order.
 type Set struct {
 	Objects []Object
-	// Profiles are ClusterProfile documents found among the inputs.
-	Profiles []*core.ClusterProfile
+	// Profiles are ClusterProfile documents (loopguard.io/v1alpha1) found among the inputs.
+	Profiles []Profile
 }
 
-// Error is a document that could not be read or decoded.
+// Error is a file or document that could not be read or decoded.
 type Error struct {
+	// Source is the file and the line of the offending field when known, else of the
+	// document (or List item); Line is 0 when the file itself could not be read.
 	Source Source
 	// Object is "Kind namespace/name" when the document got that far.
 	Object string
-	Err    error
+	// Field is the path of the offending field when known ("spec.ports[0].protocl").
+	Field string
+	Err   error
 }
 
 func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source.String())
 	if e.Object != "" {
-		return fmt.Sprintf("%s: %s: %v", e.Source, e.Object, e.Err)
+		b.WriteString(": ")
+		b.WriteString(e.Object)
 	}
-	return fmt.Sprintf("%s: %v", e.Source, e.Err)
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is makes decoding errors match core.ErrInvalid.
+// Is makes every Error match core.ErrInvalid: the input is at fault.
 func (e *Error) Is(target error) bool { return target == core.ErrInvalid }
 
-// Scheme knows the kinds loopguard reads as typed objects. Other kinds (a cloud's CRDs such as
+// scheme knows the kinds loopguard reads as typed objects. Other kinds (a cloud's CRDs such as
 // TkeServiceConfig) are kept as *unstructured.Unstructured.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme} {
+var scheme = func() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // static registration of the API types; cannot fail at run time
 		}
@@ -80,18 +143,37 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
-var strict = json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{Yaml: true, Strict: true})
+// knownGroups are API groups whose kinds must decode as typed objects; an unknown kind in one
+// of them is a typo, not a CRD.
+var knownGroups = map[string]struct{}{"": {}, "apps": {}, "discovery.k8s.io": {}, "networking.k8s.io": {}, profileGroup: {}}
+
+const profileGroup = "loopguard.io"
+
+// clusterScoped lists the typed kinds that have no namespace.
+var clusterScoped = map[string]bool{"Node": true, "Namespace": true, "PersistentVolume": true, "IngressClass": true, "ComponentStatus": true}
+
+// DefaultNamespace is given to namespaced objects whose manifest names none, as kubectl does
+// with the default context.
+const DefaultNamespace = "default"
 
 // Reader reads inputs. The zero value is ready to use.
 type Reader struct {
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Workers is how many documents are decoded at once; 0 means GOMAXPROCS.
+	Workers int
+}
+
+type input struct {
+	name string
+	data []byte
 }
 
 // Read reads every path (files, folders recursively, "-" for standard input). It returns all
-// objects it could read and one error per document or file it could not.
+// objects it could read, in input order, and one error per file it could not read and per
+// problem in a document; a bad document never stops the others from being read.
 func (r *Reader) Read(paths ...string) (*Set, []error) {
-	set := &Set{}
+	var inputs []input
 	var errs []error
 	for _, p := range paths {
 		if p == "-" {
@@ -104,13 +186,12 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 				errs = append(errs, &Error{Source: Source{Name: "-"}, Err: err})
 				continue
 			}
-			errs = append(errs, set.Decode("-", data)...)
+			inputs = append(inputs, input{"-", data})
 			continue
 		}
 		files, err := expand(p)
 		if err != nil {
 			errs = append(errs, &Error{Source: Source{Name: p}, Err: err})
-			continue
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -118,13 +199,16 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 				errs = append(errs, &Error{Source: Source{Name: f}, Err: err})
 				continue
 			}
-			errs = append(errs, set.Decode(f, data)...)
+			inputs = append(inputs, input{f, data})
 		}
 	}
+	set := &Set{}
+	errs = append(errs, set.decode(inputs, r.Workers)...)
 	return set, errs
 }
 
-// expand lists the YAML and JSON files under a path, in lexical order.
+// expand lists a file, or the YAML and JSON files under a folder in lexical order, skipping
+// hidden folders.
 func expand(p string) ([]string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
@@ -154,64 +238,87 @@ func expand(p string) ([]string, error) {
 	return out, err
 }
 
-// Decode splits data into documents and decodes each; it returns one error per bad document.
+// Decode reads one file's contents (name is used in sources and errors) and adds its objects
+// to the set. It returns one error per problem in a document.
 func (s *Set) Decode(name string, data []byte) []error {
-	var errs []error
-	for _, doc := range splitDocuments(data) {
-		src := Source{Name: name, Line: doc.line}
-		if err := s.decodeDocument(src, doc.data); err != nil {
-			errs = append(errs, err...)
+	return s.decode([]input{{name, data}}, 0)
+}
+
+type task struct {
+	name string
+	doc  document
+}
+
+type result struct {
+	objects  []Object
+	profiles []Profile
+	errs     []error
+}
+
+// decode splits every input into documents and decodes them on several goroutines; YAML
+// parsing dominates the cost of reading large inputs, and documents are independent. Results
+// are merged in input order, so the output does not depend on scheduling.
+func (s *Set) decode(inputs []input, workers int) []error {
+	var tasks []task
+	for _, in := range inputs {
+		for _, d := range splitDocuments(in.name, in.data) {
+			tasks = append(tasks, task{in.name, d})
 		}
+	}
+	results := make([]result, len(tasks))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > len(tasks) {
+		workers = len(tasks)
+	}
+	if workers <= 1 {
+		var fp fastParser
+		for i := range tasks {
+			results[i] = decodeDocument(tasks[i].name, tasks[i].doc, &fp)
+		}
+	} else {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		next := 0
+		// Documents are handed out in small batches: one lock per document would cost more
+		// than decoding a small one.
+		const batch = 16
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var fp fastParser
+				for {
+					mu.Lock()
+					i := next
+					next += batch
+					mu.Unlock()
+					if i >= len(tasks) {
+						return
+					}
+					for j := i; j < i+batch && j < len(tasks); j++ {
+						results[j] = decodeDocument(tasks[j].name, tasks[j].doc, &fp)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	n := 0
+	for i := range results {
+		n += len(results[i].objects)
+	}
+	if s.Objects == nil {
+		s.Objects = make([]Object, 0, n)
+	}
+	var errs []error
+	for i := range results {
+		s.Objects = append(s.Objects, results[i].objects...)
+		s.Profiles = append(s.Profiles, results[i].profiles...)
+		errs = append(errs, results[i].errs...)
 	}
 	return errs
-}
-
-type document struct {
-	data []byte
-	line int
-}
-
-// splitDocuments splits YAML at "---" lines, remembering where each document starts. JSON
-// input is one document.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	var cur bytes.Buffer
-	start, line := 1, 0
-	flush := func(next int) {
-		if len(bytes.TrimSpace(cur.Bytes())) > 0 && !onlyComments(cur.Bytes()) {
-			docs = append(docs, document{data: bytes.Clone(cur.Bytes()), line: start})
-		}
-		cur.Reset()
-		start = next
-	}
-	for sc.Scan() {
-		line++
-		l := sc.Bytes()
-		if bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t') {
-			flush(line + 1)
-			continue
-		}
-		if bytes.Equal(bytes.TrimRight(l, " \t"), []byte("...")) {
-			flush(line + 1)
-			continue
-		}
-		cur.Write(l)
-		cur.WriteByte('\n')
-	}
-	flush(line + 1)
-	return docs
-}
-
-func onlyComments(b []byte) bool {
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		l = bytes.TrimSpace(l)
-		if len(l) > 0 && l[0] != '#' {
-			return false
-		}
-	}
-	return true
 }
 
 // typeMeta is read first to route the document.
@@ -222,121 +329,363 @@ type typeMeta struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
-	Items []jsonRaw `json:"items"`
+	Items []stdjson.RawMessage `json:"items"`
 }
 
-type jsonRaw []byte
-
-func (r *jsonRaw) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
-
-func (s *Set) decodeDocument(src Source, data []byte) []error {
-	js, err := yaml.ToJSON(data)
-	if err != nil {
-		return []error{&Error{Source: src, Err: fmt.Errorf("not valid YAML: %w", err)}}
-	}
-	var tm typeMeta
-	if err := jsonUnmarshal(js, &tm); err != nil {
-		return []error{&Error{Source: src, Err: fmt.Errorf("not a Kubernetes object: %w", err)}}
-	}
+func (tm *typeMeta) describe() string {
 	if tm.Kind == "" {
-		return []error{&Error{Source: src, Err: errors.New("missing kind")}}
+		return ""
 	}
-	if tm.APIVersion == "" {
-		return []error{&Error{Source: src, Object: describe(&tm), Err: errors.New("missing apiVersion")}}
-	}
-	if strings.HasSuffix(tm.Kind, "List") && tm.Items != nil {
-		var errs []error
-		for i, item := range tm.Items {
-			isrc := src
-			if err := s.decodeJSON(isrc, item); err != nil {
-				errs = append(errs, &Error{Source: src, Object: fmt.Sprintf("%s item %d", tm.Kind, i), Err: err})
-			}
-		}
-		return errs
-	}
-	if err := s.decodeJSON(src, js); err != nil {
-		return []error{&Error{Source: src, Object: describe(&tm), Err: err}}
-	}
-	return nil
-}
-
-func (s *Set) decodeJSON(src Source, js []byte) error {
-	var tm typeMeta
-	if err := jsonUnmarshal(js, &tm); err != nil {
-		return err
-	}
-	if tm.Kind == "" || tm.APIVersion == "" {
-		return errors.New("missing apiVersion or kind")
-	}
-	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	if err != nil {
-		return fmt.Errorf("apiVersion: %w", err)
-	}
-	gvk := gv.WithKind(tm.Kind)
-	if gvk.Group == "loopguard.io" && gvk.Kind == core.ProfileKind {
-		p, err := core.ParseProfile(src.String(), js)
-		if err != nil {
-			return err
-		}
-		s.Profiles = append(s.Profiles, p)
-		return nil
-	}
-	if !scheme.Recognizes(gvk) {
-		if _, known := knownGroups[gvk.Group]; known {
-			return fmt.Errorf("apiVersion %s does not serve kind %s", tm.APIVersion, tm.Kind)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return err
-		}
-		if u.GetNamespace() == "" {
-			// Cloud CRDs loopguard reads (TkeServiceConfig) are namespaced.
-			u.SetNamespace(DefaultNamespace)
-		}
-		s.Objects = append(s.Objects, Object{Object: u, Source: src})
-		return nil
-	}
-	obj, _, err := strict.Decode(js, &gvk, nil)
-	if err != nil {
-		if runtime.IsStrictDecodingError(err) {
-			return fmt.Errorf("unknown or duplicate field: %s", strictMessage(err))
-		}
-		return err
-	}
-	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" && gvk.Kind != "Node" {
-		m.SetNamespace(DefaultNamespace)
-	}
-	s.Objects = append(s.Objects, Object{Object: obj, Source: src})
-	return nil
-}
-
-// DefaultNamespace is given to namespaced objects whose manifest names none, as kubectl does
-// with the default context.
-const DefaultNamespace = "default"
-
-// knownGroups are API groups whose kinds must decode as typed objects; an unknown kind in
-// them is a typo, not a CRD.
-var knownGroups = map[string]struct{}{"": {}, "discovery.k8s.io": {}, "networking.k8s.io": {}}
-
-func strictMessage(err error) string {
-	var se interface{ Errors() []error }
-	if errors.As(err, &se) {
-		var parts []string
-		for _, e := range se.Errors() {
-			parts = append(parts, e.Error())
-		}
-		return strings.Join(parts, "; ")
-	}
-	return err.Error()
-}
-
-func describe(tm *typeMeta) string {
 	ref := core.ObjectRef{Kind: tm.Kind, Namespace: tm.Metadata.Namespace, Name: tm.Metadata.Name}
-	if ref.Namespace == "" && tm.Kind != "Node" && !strings.HasSuffix(tm.Kind, "List") {
+	if ref.Namespace == "" && !clusterScoped[tm.Kind] && !strings.HasSuffix(tm.Kind, "List") {
 		ref.Namespace = DefaultNamespace
 	}
 	if ref.Name == "" {
 		return tm.Kind
 	}
 	return ref.String()
+}
+
+// errorAt builds an Error for a field of a document, locating the field's line.
+func errorAt(name string, d document, prefix string, fallback int, object, field string, err error) *Error {
+	line := fallback
+	if field != "" {
+		full := field
+		if prefix != "" {
+			full = prefix + "." + field
+		}
+		if l := fieldLine(d.data, full); l > 0 {
+			line = fileLine(d.line, d.data, l)
+		}
+	}
+	return &Error{Source: Source{Name: name, Line: line}, Object: object, Field: field, Err: err}
+}
+
+// decodeDocument decodes one document; fp holds scratch buffers reused across the documents one
+// goroutine decodes (nil allocates new ones).
+func decodeDocument(name string, d document, fp *fastParser) result {
+	var res result
+	if d.err != nil {
+		res.errs = append(res.errs, d.err)
+	}
+	if d.data == nil {
+		return res
+	}
+	src := Source{Name: name, Line: d.line}
+	js, err := toJSON(d.data, fp)
+	if err != nil {
+		line, msg := yamlError(err.Error(), d.line, d.data)
+		res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Err: fmt.Errorf("not valid YAML: %s", msg)})
+		return res
+	}
+	if len(js) == 0 || js[0] != '{' {
+		res.errs = append(res.errs, &Error{Source: src, Err: fmt.Errorf("not a Kubernetes object: the document is %s, not a mapping with apiVersion and kind", jsonKind(js))})
+		return res
+	}
+	tm, ok := peekTypeMeta(js)
+	if !ok {
+		tm = typeMeta{}
+		if err := stdjson.Unmarshal(js, &tm); err != nil {
+			res.errs = append(res.errs, typeMetaError(name, d, "", d.line, err))
+			return res
+		}
+	}
+	if !strings.HasSuffix(tm.Kind, "List") || tm.Items == nil {
+		res.add(decodeObject(name, d, "", d.line, js, &tm))
+		sortErrors(res.errs)
+		return res
+	}
+	if tm.APIVersion == "" {
+		res.errs = append(res.errs, errorAt(name, d, "", d.line, tm.Kind, "apiVersion", errors.New("missing apiVersion")))
+		return res
+	}
+	lines := itemLines(d.data)
+	for i, item := range tm.Items {
+		line := d.line
+		if i < len(lines) {
+			line = fileLine(d.line, d.data, lines[i])
+		}
+		prefix := fmt.Sprintf("items[%d]", i)
+		if len(item) == 0 || item[0] != '{' {
+			res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Object: fmt.Sprintf("%s item %d", tm.Kind, i),
+				Err: fmt.Errorf("not a Kubernetes object: the item is %s", jsonKind(item))})
+			continue
+		}
+		var itm typeMeta
+		if err := stdjson.Unmarshal(item, &itm); err != nil {
+			res.errs = append(res.errs, typeMetaError(name, d, prefix, line, err))
+			continue
+		}
+		// kubectl prints typed lists (ServiceList) with kind and apiVersion on every item, but
+		// hand-written ones often leave them to the list.
+		if itm.Kind == "" && tm.Kind != "List" {
+			itm.Kind = strings.TrimSuffix(tm.Kind, "List")
+			if itm.APIVersion == "" {
+				itm.APIVersion = tm.APIVersion
+			}
+			item = withTypeMeta(item, itm.APIVersion, itm.Kind)
+		}
+		res.add(decodeObject(name, d, prefix, line, item, &itm))
+	}
+	sortErrors(res.errs)
+	return res
+}
+
+// sortErrors orders one document's errors by line.
+func sortErrors(errs []error) {
+	line := func(e error) int {
+		var me *Error
+		if errors.As(e, &me) {
+			return me.Source.Line
+		}
+		return 0
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return line(errs[i]) < line(errs[j]) })
+}
+
+func (r *result) add(o *Object, p *Profile, errs []error) {
+	if o != nil {
+		r.objects = append(r.objects, *o)
+	}
+	if p != nil {
+		r.profiles = append(r.profiles, *p)
+	}
+	r.errs = append(r.errs, errs...)
+}
+
+// toJSON converts a YAML document to JSON, refusing duplicate keys (kubectl's strict
+// validation does too: a duplicated key silently loses one of its values). A document that is
+// already JSON is used as it is; the strict JSON decoder checks its duplicate keys.
+func toJSON(data []byte, fp *fastParser) ([]byte, error) {
+	t := bytes.TrimSpace(data)
+	if len(t) > 0 && t[0] == '{' && stdjson.Valid(t) {
+		return t, nil
+	}
+	if fp == nil {
+		fp = &fastParser{}
+	}
+	if js, ok := fp.convert(data); ok {
+		return js, nil
+	}
+	return yaml.YAMLToJSONStrict(data)
+}
+
+func jsonKind(js []byte) string {
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 {
+		return "empty"
+	}
+	switch js[0] {
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+func typeMetaError(name string, d document, prefix string, line int, err error) *Error {
+	var te *stdjson.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return errorAt(name, d, prefix, line, "", te.Field, fmt.Errorf("cannot use a %s here (want %s)", te.Value, goTypeName(te.Type.String())))
+	}
+	return &Error{Source: Source{Name: name, Line: line}, Err: fmt.Errorf("not a Kubernetes object: %v", err)}
+}
+
+// withTypeMeta adds apiVersion and kind to a JSON object.
+func withTypeMeta(item []byte, apiVersion, kind string) []byte {
+	head, _ := stdjson.Marshal(map[string]string{"apiVersion": apiVersion, "kind": kind})
+	rest := bytes.TrimSpace(item[1:])
+	out := make([]byte, 0, len(item)+len(head))
+	out = append(out, head[:len(head)-1]...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
+// decodeObject decodes one object (a document, or an item of a List) from JSON.
+func decodeObject(name string, d document, prefix string, line int, js []byte, tm *typeMeta) (*Object, *Profile, []error) {
+	src := Source{Name: name, Line: line}
+	object := tm.describe()
+	fail := func(field string, err error) (*Object, *Profile, []error) {
+		return nil, nil, []error{errorAt(name, d, prefix, line, object, field, err)}
+	}
+	if tm.Kind == "" {
+		return fail("kind", errors.New("missing kind"))
+	}
+	if tm.APIVersion == "" {
+		return fail("apiVersion", errors.New("missing apiVersion"))
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if err != nil {
+		return fail("apiVersion", err)
+	}
+	gvk := gv.WithKind(tm.Kind)
+	if gvk.Group == profileGroup && gvk.Kind == core.ProfileKind {
+		p, errs := decodeProfile(name, d, prefix, line, js)
+		if len(errs) > 0 {
+			return nil, nil, errs
+		}
+		return nil, &Profile{Profile: p, Source: src}, nil
+	}
+	if !scheme.Recognizes(gvk) {
+		if _, known := knownGroups[gvk.Group]; known {
+			return fail("kind", fmt.Errorf("apiVersion %s has no kind %s", tm.APIVersion, tm.Kind))
+		}
+		m := map[string]any{}
+		strictErrs, err := kjson.UnmarshalStrict(js, &m, kjson.DisallowDuplicateFields)
+		if err != nil {
+			return fail("", err)
+		}
+		if len(strictErrs) > 0 {
+			return nil, nil, strictErrors(name, d, prefix, line, object, strictErrs)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetNamespace() == "" {
+			// Cloud CRDs loopguard reads (TkeServiceConfig) are namespaced.
+			u.SetNamespace(DefaultNamespace)
+		}
+		return &Object{Object: u, Source: src, doc: d.data, base: d.line, prefix: prefix}, nil, nil
+	}
+	obj, err := scheme.New(gvk)
+	if err != nil {
+		return fail("kind", err)
+	}
+	strictErrs, err := kjson.UnmarshalStrict(js, obj)
+	if err != nil {
+		var te *stdjson.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if te.Type.Kind() == reflect.String {
+				// For a map or list of strings the decoder names only the container.
+				full := field
+				if prefix != "" {
+					full = prefix + "." + field
+				}
+				field += nonStringChild(d.data, full)
+			}
+			return fail(field, typeError(te))
+		}
+		return fail("", errors.New(strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	if len(strictErrs) > 0 {
+		return nil, nil, strictErrors(name, d, prefix, line, object, strictErrs)
+	}
+	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" && !clusterScoped[gvk.Kind] {
+		m.SetNamespace(DefaultNamespace)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return &Object{Object: obj, Source: src, doc: d.data, base: d.line, prefix: prefix}, nil, nil
+}
+
+// strictErrors turns the strict decoder's unknown- and duplicate-field errors into one Error
+// per field, each at the field's line.
+func strictErrors(name string, d document, prefix string, line int, object string, errs []error) []error {
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var fe kjson.FieldError
+		if errors.As(e, &fe) {
+			kind := "unknown field"
+			if strings.HasPrefix(e.Error(), "duplicate field") {
+				kind = "duplicate field"
+			}
+			out = append(out, errorAt(name, d, prefix, line, object, fe.FieldPath(), errors.New(kind)))
+			continue
+		}
+		out = append(out, errorAt(name, d, prefix, line, object, "", e))
+	}
+	return out
+}
+
+// typeError says what was wrong with a value in the words of the manifest, with a hint for
+// the usual mistake: an unquoted true, 1.2 or 0755 where Kubernetes wants a string.
+func typeError(te *stdjson.UnmarshalTypeError) error {
+	want := goTypeName(te.Type.String())
+	msg := fmt.Sprintf("cannot use a %s here (want %s)", te.Value, want)
+	if want == "a string" && (te.Value == "bool" || strings.HasPrefix(te.Value, "number")) {
+		msg += ": quote the value"
+	}
+	return errors.New(msg)
+}
+
+func goTypeName(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return "a " + t
+}
+
+// decodeProfile reads a ClusterProfile. core.ParseProfile decides what is valid; when it
+// refuses, a second, position-keeping pass finds the fields at fault. Field names are matched
+// case-sensitively, as Kubernetes does, so "ProxyMode:" is an unknown field, not proxyMode.
+func decodeProfile(name string, d document, prefix string, line int, js []byte) (*core.ClusterProfile, []error) {
+	object := core.ProfileKind
+	p, perr := core.ParseProfile(Source{Name: name, Line: line}.String(), js)
+	var strict core.ClusterProfile
+	strictErrs, err := kjson.UnmarshalStrict(js, &strict)
+	var errs []error
+	switch {
+	case err != nil:
+		var te *stdjson.UnmarshalTypeError
+		if errors.As(err, &te) {
+			errs = append(errs, errorAt(name, d, prefix, line, object, te.Field, typeError(te)))
+		}
+	case len(strictErrs) > 0:
+		errs = strictErrors(name, d, prefix, line, object, strictErrs)
+	default:
+		for _, fe := range strict.Validate() {
+			errs = append(errs, errorAt(name, d, prefix, line, object, fe.Field, errors.New(fe.ErrorBody())))
+		}
+	}
+	if perr != nil && len(errs) == 0 {
+		// The core refused something the structured pass did not place.
+		msg := strings.TrimPrefix(perr.Error(), Source{Name: name, Line: line}.String()+": ")
+		msg = strings.TrimPrefix(msg, core.ErrInvalid.Error()+": ")
+		errs = append(errs, &Error{Source: Source{Name: name, Line: line}, Object: object, Err: errors.New(msg)})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// ReadProfile reads a file that holds one ClusterProfile document (the CLI's --profile).
+// Errors are *Error values naming the file, line and field.
+func ReadProfile(name string, data []byte) (*core.ClusterProfile, []error) {
+	docs := splitDocuments(name, data)
+	if len(docs) != 1 {
+		return nil, []error{&Error{Source: Source{Name: name, Line: 1}, Object: core.ProfileKind,
+			Err: fmt.Errorf("want exactly one ClusterProfile document, found %d", len(docs))}}
+	}
+	d := docs[0]
+	if d.err != nil {
+		return nil, []error{d.err}
+	}
+	js, err := toJSON(d.data, nil)
+	if err != nil {
+		line, msg := yamlError(err.Error(), d.line, d.data)
+		return nil, []error{&Error{Source: Source{Name: name, Line: line}, Object: core.ProfileKind, Err: fmt.Errorf("not valid YAML: %s", msg)}}
+	}
+	if len(js) == 0 || js[0] != '{' {
+		return nil, []error{&Error{Source: Source{Name: name, Line: d.line}, Object: core.ProfileKind,
+			Err: fmt.Errorf("the document is %s, not a ClusterProfile", jsonKind(js))}}
+	}
+	return decodeProfile(name, d, "", d.line, js)
 }
