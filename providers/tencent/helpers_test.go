@@ -146,6 +146,7 @@ func checkDocumented(t testing.TB, res *core.Result) {
 	all := slices.Concat(res.Exposure.Reasons, res.Exposure.Notes, res.Assessment.Reasons, []core.Reason{res.Decision.Reason})
 	for _, o := range res.Offers {
 		all = append(all, o.Reason)
+		all = append(all, o.Notes...)
 		for _, u := range o.Unmet {
 			all = append(all, u.Reason)
 		}

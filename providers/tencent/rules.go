@@ -146,8 +146,11 @@ var (
 // Rules behind the offers.
 var (
 	RuleOfferPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback",
-		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features; the guide says the real client address can be obtained (kube-proxy masquerades it under externalTrafficPolicy Cluster, DOMAIN.md §7); the CLB health-check source moves to 100.64.0.0/10 automatically; connections opened before keep the CLB path until they close (FAQ Q3).",
-		Source:  srcSol1 + "; " + srcCompare + "; " + srcFAQ3}
+		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features; the guide says the real client address can be obtained (kube-proxy masquerades it under externalTrafficPolicy Cluster, DOMAIN.md §7).",
+		Source:  srcSol1 + "; " + srcCompare}
+	RuleHealthCheckSource = core.Rule{Code: "tke-prevent-loopback-health-check-source",
+		Summary: "With prevent-loopback the CLB's health probes come from the 100.64.0.0/10 range instead of the VIP, automatically; anything that filters probes by source address must allow that range.",
+		Source:  srcSol1 + "; " + srcFAQ3 + "; DOMAIN.md §7"}
 	RuleOfferL4SNAT = core.Rule{Code: "tke-offer-l4-snat",
 		Summary: "CLB layer-4 listener SNAT through TkeServiceConfig spec.loadBalancer.l4Listeners[].snatEnable: true: traffic keeps CLB features; backends see the CLB address (TCP can recover the client with the PROXY protocol, UDP cannot).",
 		Source:  srcSol2 + "; " + srcCompare}
@@ -200,7 +203,7 @@ var rules = []core.Rule{
 	RuleInternalSubnet, RuleDefaultPublic, RuleExistingLB,
 	RuleSuperNodes, RuleIPTables, RuleNFTables, RuleIPVSNoIntercept, RulePreventLoopback,
 	RulePreventLoopbackTooOld, RulePreventLoopbackUnverified, RulePreventLoopbackNoEffect,
-	RuleLongConnections, RuleEBPF, RuleIPMode, RuleProxyModeUnknown, RuleL7NotIntercepted,
+	RuleLongConnections, RuleHealthCheckSource, RuleEBPF, RuleIPMode, RuleProxyModeUnknown, RuleL7NotIntercepted,
 	RuleMixedNodes, RuleClientNodes, RuleNodesAssumed,
 	RuleL4SNATOn, RuleL4SNATOff, RuleNoServiceConfig, RuleServiceConfigMissing, RuleSNATQuoted,
 	RuleL7SNATOn, RuleL7SNATOff, RuleL7SNATVersion, RuleListenPorts, RuleControllerVersionSource,

@@ -206,6 +206,8 @@ func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster, curren
 		Action: "set metadata.annotations[\"" + AnnotationPreventLoopback + "\"]: \"true\"",
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: clientIP},
 		Reason: RuleOfferPreventLoopback.Reason(),
+		// FAQ Q3: consequences of carrying it out that change no ranking.
+		Notes: []core.Reason{RuleHealthCheckSource.Reason(), RuleLongConnections.Reason()},
 	}
 	p := &c.Profile
 	switch p.ProxyMode {
