@@ -73,6 +73,11 @@ type Change struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Disruptive: the change replaces an object (a new LB address).
 	Disruptive bool `json:"disruptive,omitempty"`
+	// CreateOnly (with Create): the edits only take effect when the object is created, like an
+	// annotation a controller reads once (VKE's ip-mode). When the object already exists the
+	// change is done if every edit already holds, and refused with ErrImmutable otherwise; it
+	// never edits a live object.
+	CreateOnly bool `json:"createOnly,omitempty"`
 	// Reason says why the change is part of the plan.
 	Reason Reason `json:"reason"`
 }
@@ -94,8 +99,39 @@ func (c *Change) String() string {
 type Check struct {
 	Object ObjectKey `json:"object"`
 	Edit   Edit      `json:"expect"`
+	// Each, when set, is the path of a list in the object: the check then holds when the list
+	// has at least one element and Edit, read relative to each element, holds on every one
+	// (status.loadBalancer.ingress[*].ipMode).
+	Each []PathElem `json:"each,omitempty"`
 	// Pending says what it means when the check does not hold yet, and what to do next.
 	Pending string `json:"pending"`
+}
+
+// Holds reports whether the check holds on a live object.
+func (c *Check) Holds(obj map[string]any) bool {
+	if c.Each == nil {
+		return c.Edit.Satisfied(obj)
+	}
+	v, _ := Edit{Path: c.Each}.Current(obj)
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return false
+	}
+	for _, el := range list {
+		m, ok := el.(map[string]any)
+		if !ok || !c.Edit.Satisfied(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// What renders the checked field: status.loadBalancer.ingress[*].ipMode.
+func (c *Check) What() string {
+	if c.Each == nil {
+		return c.Edit.String()
+	}
+	return Edit{Path: c.Each}.String() + "[*]." + c.Edit.String()
 }
 
 // Plan is everything needed to make a decision true for one object. Computing it never

@@ -115,6 +115,9 @@ func (r *Reconciler) validate(p *Plan) error {
 			if ch.Strategy != StrategyApply && ch.Strategy != StrategyUpdate {
 				return &KindError{Kind: ErrInvalid, Object: p.Object, Msg: fmt.Sprintf("driver produced a cluster change with strategy %q", ch.Strategy)}
 			}
+			if ch.CreateOnly && !ch.Create {
+				return &KindError{Kind: ErrInvalid, Object: p.Object, Msg: "driver produced a create-only change that does not create: " + ch.String()}
+			}
 		}
 	}
 	return nil
@@ -195,6 +198,15 @@ func (r *Reconciler) writeOnce(ctx context.Context, ch *Change) (bool, error) {
 		}
 		return true, r.writer.Create(ctx, obj)
 	}
+	if ch.CreateOnly {
+		for _, e := range ch.Edits {
+			if !e.Satisfied(live.Object) {
+				return false, &KindError{Kind: ErrImmutable, Object: ObjectRef{Kind: ch.Object.Kind, Namespace: ch.Object.Namespace, Name: ch.Object.Name},
+					Msg: fmt.Sprintf("it already exists and %s can only be set when it is created", e)}
+			}
+		}
+		return false, nil
+	}
 	obj := live.DeepCopy()
 	changed, err := applyEdits(obj.Object, ch.Edits)
 	if err != nil || !changed {
@@ -256,8 +268,8 @@ func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
 		if err != nil {
 			return err
 		}
-		if live == nil || !chk.Edit.Satisfied(live.Object) {
-			return RetryAfter(r.retry, fmt.Sprintf("%s: %s not yet %v: %s", chk.Object, chk.Edit, chk.Edit.Value, chk.Pending), nil)
+		if live == nil || !chk.Holds(live.Object) {
+			return RetryAfter(r.retry, fmt.Sprintf("%s: %s not yet %v: %s", chk.Object, chk.What(), chk.Edit.Value, chk.Pending), nil)
 		}
 	}
 	for i := range p.Changes {
