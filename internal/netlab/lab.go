@@ -523,7 +523,7 @@ func (l *Lab) kubeProxyRules(n Node) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&r, format+"\n", args...) }
 	w("*nat")
 	for _, c := range []string{"KUBE-SERVICES", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-NODEPORTS",
-		"KUBE-SVC-LOOPGUARD", "KUBE-SVL-LOOPGUARD", "KUBE-EXT-LOOPGUARD", "KUBE-SEP-LOOPGUARD"} {
+		"KUBE-SVC-LOOPGUARD", "KUBE-SVL-LOOPGUARD", "KUBE-EXT-LOOPGUARD", "KUBE-SEP-LOOPGUARD", "KUBE-LOAD-BALANCER"} {
 		w(":%s - [0:0]", c)
 	}
 	w("-A PREROUTING -j KUBE-SERVICES")
@@ -537,6 +537,19 @@ func (l *Lab) kubeProxyRules(n Node) string {
 	w("-A KUBE-SERVICES -d %s/32 -p tcp -m tcp --dport %d -j KUBE-SVC-LOOPGUARD", svc.ClusterIP, svc.Port)
 	if n.Intercept == InterceptIPTables {
 		w("-A KUBE-SERVICES -d %s/32 -p tcp -m tcp --dport %d -j KUBE-EXT-LOOPGUARD", sc.LB.VIP, svc.Port)
+	}
+	if n.Intercept == InterceptIPVS {
+		// kube-proxy ipvs mode leaves the DNAT to IPVS but decides the masquerade here: LB
+		// addresses (ipset KUBE-LOAD-BALANCER) jump to KUBE-LOAD-BALANCER, which returns early
+		// for externalTrafficPolicy Local (ipset KUBE-LOAD-BALANCER-LOCAL) and marks the rest
+		// for masquerade (pkg/proxy/ipvs/proxier.go, v1.37). One address, so a plain match
+		// stands in for the ipsets. UNVERIFIED: no IPVS on the machine this was written on.
+		w("-A KUBE-SERVICES -d %s/32 -p tcp -m tcp --dport %d -j KUBE-LOAD-BALANCER", sc.LB.VIP, svc.Port)
+		if svc.ExternalTrafficPolicy == TrafficPolicyLocal {
+			w("-A KUBE-LOAD-BALANCER -j RETURN")
+		} else {
+			w("-A KUBE-LOAD-BALANCER -j KUBE-MARK-MASQ")
+		}
 	}
 	w("-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS")
 	w("-A KUBE-NODEPORTS -p tcp -m tcp --dport %d -j KUBE-EXT-LOOPGUARD", svc.NodePort)
@@ -592,7 +605,10 @@ func (l *Lab) podNode(pod string) string {
 
 // programIPVS sets up real IPVS the way kube-proxy's ipvs mode does for the LB VIP: a virtual
 // server on the VIP (bound to kube-ipvs0 above) with the endpoint as a masquerade-forwarded
-// real server. UNVERIFIED: written without an IPVS kernel to run it on (TESTING.md §1).
+// real server. Under externalTrafficPolicy Local kube-proxy gives an external address only the
+// node-local endpoints, or every endpoint when the node has none (kubernetes#97081,
+// syncEndpoint in pkg/proxy/ipvs/proxier.go, v1.37): with one endpoint that is always it.
+// UNVERIFIED: written without an IPVS kernel to run it on (TESTING.md §1).
 func (l *Lab) programIPVS(ctx context.Context, n Node) error {
 	ns := l.nodeNS[n.Name]
 	// kube-proxy sets these so IPVS and netfilter conntrack cooperate on NAT.

@@ -99,9 +99,10 @@ const (
 	// but the VIP is not bound to any local interface, so the kernel routes VIP packets to
 	// the LB and the proxy never sees them (why kube-proxy IPVS binds LB IPs to kube-ipvs0).
 	InterceptProxyWithoutLocalVIP
-	// InterceptIPVS: real IPVS through ipvsadm (masquerade forwarding), VIP on kube-ipvs0.
-	// Runs only where /proc/net/ip_vs exists and ipvsadm is installed; NOT exercised on the
-	// machine this was written on, which has no IPVS.
+	// InterceptIPVS: real IPVS through ipvsadm (masquerade forwarding), VIP on kube-ipvs0,
+	// and kube-proxy's KUBE-LOAD-BALANCER chain, which masquerades LB traffic except under
+	// externalTrafficPolicy Local. Runs only where /proc/net/ip_vs exists and ipvsadm is
+	// installed; NOT exercised on the machine this was written on, which has no IPVS.
 	InterceptIPVS
 )
 
