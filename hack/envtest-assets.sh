@@ -69,6 +69,9 @@ main() {
 			printf '%s\n' "$DEST"
 			exit 0
 		fi
+		# Holding the lock, any staging folder left is from a build killed too hard to clean
+		# up after itself (SIGKILL, power loss).
+		rm -rf "$CACHE_ROOT"/.partial.*
 	fi
 
 	WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-envtest.XXXXXX")"
@@ -144,7 +147,9 @@ main() {
 		CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3 >&2
 
 		local got
-		got="$("$STAGE/etcd" --version 2>&1 | head -n1)"
+		# Not "| head -n1": with pipefail, etcd's SIGPIPE on its second line fails the build.
+		got="$("$STAGE/etcd" --version 2>&1)"
+		got="${got%%$'\n'*}"
 		[[ "$got" == *"$ETCD_VERSION"* ]] || die "built etcd reports '$got', want version $ETCD_VERSION"
 		log "etcd: $got"
 	}
@@ -156,7 +161,7 @@ main() {
 	# rename(2) of a folder onto an existing non-empty folder fails, so if another build without
 	# flock won the race, keep its result and drop ours.
 	if ! mv -T "$STAGE" "$DEST" 2>/dev/null; then
-		cache_hit || die "could not move $STAGE to $DEST"
+		cache_hit || die "could not move $STAGE to $DEST; if $DEST is left from something else, remove it and run again"
 		log "another build filled $DEST first; using it"
 	fi
 	log "done in $((SECONDS - start)) s: $DEST"
