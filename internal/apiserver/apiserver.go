@@ -124,14 +124,24 @@ func Launch(opts ...Option) (*Server, error) {
 
 	apiServer := &envtest.APIServer{Path: apiServerPath, Out: out, Err: out}
 	args := apiServer.Configure()
-	// Without a default route kube-apiserver finds no address to advertise and exits; the
-	// usual cure, --advertise-address=127.0.0.1, makes it exit too ("cannot use public IP
-	// 127.0.0.1 with endpoint reconciler"). Turning the endpoint reconciler off avoids both,
-	// and is set on every host so that servers behave the same everywhere (TESTING.md §2).
-	// It only stops the apiserver from maintaining the default/kubernetes Endpoints object.
+	// Without a default route kube-apiserver finds no address to advertise and exits ("Unable
+	// to find suitable network address"); turning the endpoint reconciler off is not enough on
+	// its own. --advertise-address=127.0.0.1 is refused while the reconciler is on ("cannot use
+	// public IP 127.0.0.1 with endpoint reconciler") but accepted with it off, so both are set,
+	// on every host, so that servers behave the same with or without a route (measured in a
+	// network namespace with only lo; TESTING.md §2). The cost: nobody maintains the
+	// default/kubernetes Endpoints object, which no loopguard test reads.
 	args.Set("endpoint-reconciler-type", "none")
+	args.Set("advertise-address", "127.0.0.1")
+	userSet := map[string]bool{}
 	for _, f := range o.flags {
 		args.Set(f[0], f[1:]...)
+		userSet[f[0]] = true
+	}
+	if userSet["endpoint-reconciler-type"] && !userSet["advertise-address"] {
+		// A test that wants the reconciler back needs a routable host; let kube-apiserver
+		// pick the address as it would in a cluster, instead of exiting on ours.
+		args.Disable("advertise-address")
 	}
 
 	never := false

@@ -128,13 +128,3 @@ func TestStartInstallsCRDs(t *testing.T) {
 		t.Fatalf("create Widget through the installed CRD: %v", err)
 	}
 }
-
-func TestStartWithMissingCRDPathFails(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip(apiserver.SkipMessage)
-	}
-	_, err := apiserver.Launch(apiserver.WithCRDPaths("testdata/does-not-exist"))
-	if err == nil {
-		t.Fatal("Launch with a missing CRD path succeeded, want an error")
-	}
-}
