@@ -55,20 +55,23 @@ var knownModelGaps = []modelGap{
 				return false
 			}
 			// The node DNATs and keeps the client's source: ClusterIP from a Pod, or an
-			// intercepted LB address without kube-proxy's masquerade.
+			// intercepted LB address without kube-proxy's masquerade (real IPVS too, where the
+			// kernel has it: same physics, not observed on the machine this was written on).
+			nodeDNAT := c.dims.intercept == interceptIPTables || c.dims.intercept == interceptIPVS
 			return c.exposure.Access == core.AccessServiceName ||
-				c.dims.intercept == interceptIPTables && c.exposure.InterceptMasquerades == core.No
+				nodeDNAT && c.exposure.Intercept == core.Yes && c.exposure.InterceptMasquerades == core.No
 		},
 		disagrees: disagreement{"connected", "yes", "no"},
 		evidence: "bridge-nf-call-iptables=0 on n1, client and backend Pods on n1's cni0: the client's SYN is routed and DNATed to " +
 			"10.244.1.3:8080, but the backend's SYN-ACK to 10.244.1.2 is bridged straight to the client, past the un-DNAT: the client " +
 			"gets a SYN-ACK from 10.244.1.3:8080 (pod/backend) instead of the LB's 10.10.0.100:80 or the ClusterIP 10.96.0.10:80, and " +
-			"times out (TESTING.md §1 row 5). Under externalTrafficPolicy Cluster kube-proxy's masquerade hides it.",
+			"times out (TESTING.md §1 row 5). For an intercepted LB address under externalTrafficPolicy Cluster, kube-proxy's " +
+			"masquerade sends the reply back through the node and hides it.",
 		proposal: "core.Assess: before the Access == AccessServiceName and Intercept == Yes returns, when Hairpin says " +
 			"Attachment bridge and BridgeNetfilter No and the node keeps the client's source (service name, or Intercept Yes with " +
 			"InterceptMasquerades No), the verdict is at-risk with the probability that a backend shares the client's node " +
 			"(BackendsOn(client node)/TotalBackends, as for NodePortLocal), under a new rule \"bridge-netfilter-off\": " +
-			"Pods on a bridge whose frames skip iptables get same-node replies un-DNATed; Kubernetes requires " +
+			"on a bridge whose frames skip iptables, a same-node backend's reply is never un-DNATed; Kubernetes requires " +
 			"bridge-nf-call-iptables=1 with kube-proxy.",
 	},
 }
