@@ -183,6 +183,22 @@ var (
 		Source:  srcGuide}
 )
 
+// Rules behind the driver's plans.
+var (
+	RuleCreateServiceConfig = core.Rule{Code: "tke-create-service-config",
+		Summary: "The object references no TkeServiceConfig (or one that does not exist): loopguard creates <object>-loopguard (TKE's own are <object>-auto-service-config / -auto-ingress-config, so the names never collide) holding only the listener entries it needs, then references it with the tke-service-config annotation. A listener without an entry, and an attribute absent from an entry, are left alone by TKE.",
+		Source:  srcSvcCfg + "; " + srcIngCfg + "; " + srcDomain34}
+	RuleAutoConfigPending = core.Rule{Code: "tke-auto-config-pending",
+		Summary: "The object asks for a TkeServiceConfig with the -auto annotation, and TKE's controller has not created it yet; loopguard does not create it in the controller's place, and merges into it once it exists.",
+		Source:  srcSvcCfg + "; " + srcIngCfg}
+	RuleL7SNATSecurityGroup = core.Rule{Code: "tke-l7-snat-security-group",
+		Summary: "With layer-7 SNAT the nodes receive the CLB's traffic from the CLB's own range (100.127.0.0/16 is cited): allow it in the nodes' security groups, or turn on CLB pass-to-target.",
+		Source:  srcSol3 + "; DOMAIN.md §3.2"}
+	RuleDirectCLB = core.Rule{Code: "tke-direct-clb",
+		Summary: "Direct mode writes the CLB listener with ModifyListener (SnatEnable, or KeepaliveEnable for ingress controllers before v2.9.0), waits for the task with DescribeTaskStatus and reads the listener back (SNAT on: AttrFlags contains SnatEnable). TKE's controllers leave a listener attribute alone when no TkeServiceConfig entry sets it; one that sets snatEnable: false would turn it back off.",
+		Source:  "DOMAIN.md §3.5; " + srcDomain34}
+)
+
 // Rules for objects the dialect does not assess (used in error messages).
 var (
 	RuleModeSkip = core.Rule{Code: "tke-mode-skip",
@@ -212,5 +228,6 @@ var rules = []core.Rule{
 	RulePreventLoopbackIPVSOnly, RuleProxyModeNeeded, RuleNeedsAllowlist,
 	RuleIngressControllerUnknown, RuleIngressBackendsUnknown, RuleIngressSeparationPolicy,
 	RuleDNSSeveralBackends,
+	RuleCreateServiceConfig, RuleAutoConfigPending, RuleL7SNATSecurityGroup, RuleDirectCLB,
 	RuleModeSkip, RuleModeSkipIgnored, RuleLoadBalancerClass, RuleIngressClass,
 }
