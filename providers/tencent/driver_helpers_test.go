@@ -248,11 +248,21 @@ func noteCodes(p *core.Plan) []core.Code { return codes(p.Notes) }
 
 // ---- direct mode against clbtest ----
 
-// fastRetries keep tests short; the logic is the same as the defaults'.
+// fastRetries keeps tests short where o leaves the timings at zero; the logic is the same as
+// with the defaults. TestDirectRateLimit checks the limiter at realistic rates.
 func fastRetries(o *tencent.DriverOptions) *tencent.DriverOptions {
-	o.Backoff = tencent.Backoff{Initial: 2 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 3 * time.Second}
-	o.TaskPollInterval = 2 * time.Millisecond
-	o.TaskTimeout = 3 * time.Second
+	if o.Backoff == (tencent.Backoff{}) {
+		o.Backoff = tencent.Backoff{Initial: 2 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 3 * time.Second}
+	}
+	if o.TaskPollInterval == 0 {
+		o.TaskPollInterval = 2 * time.Millisecond
+	}
+	if o.TaskTimeout == 0 {
+		o.TaskTimeout = 3 * time.Second
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = 1000
+	}
 	return o
 }
 

@@ -1,0 +1,510 @@
+package tencent_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/tencent"
+	"github.com/loopguard/loopguard/providers/tencent/clbtest"
+)
+
+const lbID = "lb-web00001"
+
+// directSetup is a private Service (TCP/80, UDP/53) whose CLB also has a TCP/443 listener that
+// is not the Service's, and a Reconciler on a direct-mode driver over the real SDK client.
+type directSetup struct {
+	cloud *cloud
+	drv   *tencent.Driver
+	rec   *core.Reconciler
+	svc   runtime.Object
+	c     *core.Cluster
+}
+
+func newDirect(t *testing.T, srvOpts *clbtest.Options, o *tencent.DriverOptions, allowlists ...core.Capability) *directSetup {
+	t.Helper()
+	cl := startCloud(t, srvOpts)
+	cl.seedLB(t, lbID, "TCP/80", "UDP/53", "TCP/443")
+	if o == nil {
+		o = &tencent.DriverOptions{}
+	}
+	o.Mode = tencent.ModeDirect
+	if o.CLB == nil {
+		o.CLB = cl.client
+	}
+	drv := newDriver(t, fastRetries(o))
+	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80", "UDP/53")
+	return &directSetup{
+		cloud: cl, drv: drv, svc: svc,
+		c:   cluster(t, ipvsProfile(allowlists...), svc),
+		rec: core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(snatPolicy)),
+	}
+}
+
+func (s *directSetup) reconcile(t *testing.T) (*core.Outcome, error) {
+	t.Helper()
+	return s.rec.Reconcile(context.Background(), s.svc, s.c)
+}
+
+// TestDirectL4SNAT: one batched read plans both listeners; each write is waited on and read
+// back; the Service's other listener is untouched; a second run reads and writes nothing.
+func TestDirectL4SNAT(t *testing.T) {
+	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 10 * time.Millisecond}, nil, tencent.CapL4SNAT)
+	p, err := s.rec.Plan(context.Background(), s.svc, s.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.cloud.actions(); !slices.Equal(got, []string{"DescribeListeners"}) {
+		t.Errorf("planning called %v, want one DescribeListeners for all listeners", got)
+	}
+	if len(p.Changes) != 2 || p.Changes[0].By != core.WriterCloud || p.Changes[0].Field != "SnatEnable" || p.Changes[0].From != "false" || p.Changes[0].To != "true" {
+		t.Fatalf("plan %v", p)
+	}
+	if !slices.Contains(noteCodes(p), tencent.RuleDirectCLB.Code) {
+		t.Errorf("notes %v lack %s", noteCodes(p), tencent.RuleDirectCLB.Code)
+	}
+	out, err := s.rec.Apply(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Written) != 2 {
+		t.Errorf("written %v", out.Written)
+	}
+	for l, want := range map[string]bool{"TCP/80": true, "UDP/53": true, "TCP/443": false} {
+		if got := s.cloud.listener(t, l).SnatEnable; got != want {
+			t.Errorf("%s SnatEnable = %v, want %v", l, got, want)
+		}
+	}
+	// Each write: read (already on?), write, poll the task until done, read back.
+	for _, w := range s.cloud.srv.Writes() {
+		if w.Action != "ModifyListener" || w.Param("SnatEnable") != "true" || w.Param("KeepaliveEnable") != "" {
+			t.Errorf("write %+v", w)
+		}
+	}
+	if granted, learned := s.drv.Allowlisted(tencent.CapL4SNAT); !granted || !learned {
+		t.Errorf("after a verified write the driver should know CLB L4 SNAT is granted (granted %v learned %v)", granted, learned)
+	}
+
+	s.cloud.srv.ResetCalls()
+	out, err = s.reconcile(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Written) != 0 || len(s.cloud.srv.Writes()) != 0 {
+		t.Errorf("second run wrote %v (cloud writes %v)", out.Written, s.cloud.srv.Writes())
+	}
+	if got := s.cloud.actions(); !slices.Equal(got, []string{"DescribeListeners"}) {
+		t.Errorf("second run called %v", got)
+	}
+}
+
+// TestDirectL7: the attribute follows the ingress controller version, like the TkeServiceConfig
+// field; the listener is read back through AttrFlags or KeepaliveEnable.
+func TestDirectL7(t *testing.T) {
+	for _, tc := range []struct {
+		version         string
+		snat, keepalive bool
+	}{{"v2.9.0", true, false}, {"v2.8.3", false, true}} {
+		t.Run(tc.version, func(t *testing.T) {
+			cl := startCloud(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L7SNAT, clbtest.KeepAlive}})
+			cl.seedLB(t, lbID, "HTTP/80")
+			drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
+			ing := privateIngress("web", map[string]string{tencent.AnnotationIngressLoadBalancerID: lbID})
+			prof := ipvsProfile(tencent.CapL7SNAT, tencent.CapKeepalive)
+			prof.IngressControllerVersion = tc.version
+			r := core.NewReconciler(drv.Dialect(), drv)
+			if _, err := r.Reconcile(context.Background(), ing, cluster(t, prof, ing)); err != nil {
+				t.Fatal(err)
+			}
+			l := cl.listener(t, "HTTP/80")
+			if l.SnatEnable != tc.snat || (l.KeepaliveEnable == 1) != tc.keepalive {
+				t.Errorf("listener SnatEnable %v KeepaliveEnable %d", l.SnatEnable, l.KeepaliveEnable)
+			}
+		})
+	}
+}
+
+// TestDirectFaults: throttling, a busy CLB, 5xx and failed tasks, each scripted on the server
+// and met by the driver's unchanged code through the real SDK client.
+func TestDirectFaults(t *testing.T) {
+	tests := map[string]struct {
+		reason string
+		inject func(*clbtest.Server)
+		// wantErr is nil when the driver rides the fault out.
+		wantErr  error
+		wantCode string
+		wantSeen string
+	}{
+		"throttled": {
+			reason:   "RequestLimitExceeded is retried with backoff",
+			inject:   func(s *clbtest.Server) { s.InjectFault("ModifyListener", 2, clbtest.ThrottleFault("")) },
+			wantSeen: "ModifyListener:RequestLimitExceeded",
+		},
+		"throttled sub-code": {
+			reason: "the SDK retries only the exact code; the driver retries the sub-codes too",
+			inject: func(s *clbtest.Server) {
+				s.InjectFault("DescribeListeners", 1, clbtest.ThrottleFault(clbtest.CodeUinLimitExceeded))
+			},
+			wantSeen: "DescribeListeners:RequestLimitExceeded.UinLimitExceeded",
+		},
+		"busy": {
+			reason: "FailedOperation.ResourceInOperating is retried with backoff",
+			inject: func(s *clbtest.Server) {
+				s.InjectFault("ModifyListener", 3, clbtest.ErrorFault(clbtest.CodeResourceInOperating, "The specified resource is currently being operated."))
+			},
+			wantSeen: "ModifyListener:FailedOperation.ResourceInOperating",
+		},
+		"busy beyond the budget": {
+			reason: "a CLB that stays busy past the backoff budget is a RetryError, with the SDK error inside",
+			inject: func(s *clbtest.Server) {
+				s.InjectFault("ModifyListener", 0, clbtest.ErrorFault(clbtest.CodeResourceInOperating, "The specified resource is currently being operated."))
+			},
+			wantErr:  core.ErrRetryLater,
+			wantCode: clbtest.CodeResourceInOperating,
+		},
+		"5xx": {
+			reason:   "an HTTP 503 is transient",
+			inject:   func(s *clbtest.Server) { s.InjectFault("DescribeListeners", 2, clbtest.HTTPFault(503)) },
+			wantSeen: "DescribeListeners:503",
+		},
+		"5xx beyond the budget": {
+			reason:   "a 503 that does not end is a RetryError",
+			inject:   func(s *clbtest.Server) { s.InjectFault("DescribeTaskStatus", 0, clbtest.HTTPFault(502)) },
+			wantErr:  core.ErrRetryLater,
+			wantCode: "ClientError.HttpStatusCodeError",
+		},
+		"4xx": {
+			reason:   "an HTTP 403 from a proxy is not retried",
+			inject:   func(s *clbtest.Server) { s.InjectFault("DescribeListeners", 0, clbtest.HTTPFault(403)) },
+			wantErr:  errAny,
+			wantCode: "ClientError.HttpStatusCodeError",
+		},
+		"failed task": {
+			reason: "a task that fails for another reason is a *tencent.TaskError",
+			inject: func(s *clbtest.Server) {
+				s.InjectFault("ModifyListener", 1, clbtest.FailedTaskFault("backend service internal error"))
+			},
+			wantErr: errTask,
+		},
+		"slow": {
+			reason:   "latency within the SDK's timeout is just slow",
+			inject:   func(s *clbtest.Server) { s.InjectFault("ModifyListener", 1, clbtest.DelayFault(50*time.Millisecond)) },
+			wantSeen: "ModifyListener",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}},
+				&tencent.DriverOptions{Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 100 * time.Millisecond}}, tencent.CapL4SNAT)
+			tc.inject(s.cloud.srv)
+			_, err := s.reconcile(t)
+			switch {
+			case tc.wantErr == nil:
+				if err != nil {
+					t.Fatalf("%s: %v", tc.reason, err)
+				}
+				if !s.cloud.listener(t, "TCP/80").SnatEnable || !s.cloud.listener(t, "UDP/53").SnatEnable {
+					t.Errorf("%s: SNAT not on after the faults", tc.reason)
+				}
+				if !slices.Contains(s.cloud.actions(), tc.wantSeen) {
+					t.Errorf("%s: calls %v never saw %s", tc.reason, s.cloud.actions(), tc.wantSeen)
+				}
+			case tc.wantErr == errTask:
+				var te *tencent.TaskError
+				if !errors.As(err, &te) || te.Message != "backend service internal error" || errors.Is(err, core.ErrNotAllowlisted) {
+					t.Errorf("%s: error %v", tc.reason, err)
+				}
+			case tc.wantErr == errAny:
+				if err == nil || errors.Is(err, core.ErrRetryLater) {
+					t.Errorf("%s: error %v", tc.reason, err)
+				}
+			default:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("%s: error %v, want %v", tc.reason, err, tc.wantErr)
+				}
+				var re *core.RetryError
+				if !errors.As(err, &re) || re.After <= 0 {
+					t.Errorf("%s: %v is not a RetryError with a delay", tc.reason, err)
+				}
+			}
+			if tc.wantCode != "" {
+				var sdk *sdkerrors.TencentCloudSDKError
+				if !errors.As(err, &sdk) || sdk.GetCode() != tc.wantCode {
+					t.Errorf("%s: SDK error not reachable with code %s: %v", tc.reason, tc.wantCode, err)
+				}
+			}
+		})
+	}
+}
+
+var (
+	errAny  = errors.New("any error")
+	errTask = errors.New("task error")
+)
+
+// TestDirectRealBusyLB: another client's write keeps the CLB busy (its task runs); the driver's
+// write meets the real ResourceInOperating and goes through once the task is done.
+func TestDirectRealBusyLB(t *testing.T) {
+	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 80 * time.Millisecond}, nil, tencent.CapL4SNAT)
+	other := clb.NewModifyListenerRequest()
+	other.LoadBalancerId = common.StringPtr(lbID)
+	other.ListenerId = common.StringPtr(listenerID("TCP/443"))
+	other.ListenerName = common.StringPtr("someone-else")
+	if _, err := s.cloud.client.ModifyListener(other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(s.cloud.actions(), "ModifyListener:"+clbtest.CodeResourceInOperating) {
+		t.Errorf("calls %v: the driver never met the busy CLB", s.cloud.actions())
+	}
+	if !s.cloud.listener(t, "TCP/80").SnatEnable || s.cloud.listener(t, "TCP/443").Name != "someone-else" {
+		t.Errorf("listeners after the busy period: %+v %+v", s.cloud.listener(t, "TCP/80"), s.cloud.listener(t, "TCP/443"))
+	}
+}
+
+// TestDirectTaskTimeout: a task still running after TaskTimeout is a RetryError; the next run
+// converges without writing twice.
+func TestDirectTaskTimeout(t *testing.T) {
+	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 300 * time.Millisecond},
+		&tencent.DriverOptions{}, tencent.CapL4SNAT)
+	s.drv = newDriver(t, &tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: s.cloud.client, TaskPollInterval: 5 * time.Millisecond, TaskTimeout: 30 * time.Millisecond,
+		Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 50 * time.Millisecond}})
+	s.rec = core.NewReconciler(s.drv.Dialect(), s.drv, core.WithPolicy(snatPolicy))
+	_, err := s.reconcile(t)
+	if !errors.Is(err, core.ErrRetryLater) {
+		t.Fatalf("error %v, want a RetryError for the running task", err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	s.cloud.srv.SetTaskDuration(0)
+	if _, err := s.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.cloud.srv.Writes()); n != 2 {
+		t.Errorf("%d writes, want one per listener", n)
+	}
+}
+
+// TestDirectAllowlistDenied: the account lacks CLB L4 SNAT although the profile says it has
+// it. The cloud's refusal (each shape DOMAIN.md §3.5 lists) becomes a *core.AllowlistError with
+// the SDK error inside; the driver remembers it, and the next plan is refused before any write.
+func TestDirectAllowlistDenied(t *testing.T) {
+	tests := map[string]struct {
+		denial  clbtest.Denial
+		allowed bool // the error is not an allowlist refusal
+	}{
+		"InvalidParameter 白名单 (clbtest default)": {},
+		"UnsupportedOperation":                   {denial: clbtest.Denial{Code: clbtest.CodeUnsupportedOperation, Message: "not supported"}},
+		"OperationDenied":                        {denial: clbtest.Denial{Code: clbtest.CodeOperationDenied, Message: "denied"}},
+		"UnauthorizedOperation":                  {denial: clbtest.Denial{Code: clbtest.CodeUnauthorizedOperation, Message: "no"}},
+		"InvalidParameterValue 内测":               {denial: clbtest.Denial{Code: clbtest.CodeInvalidParameterValue, Message: "SnatEnable 功能内测中"}},
+		"InvalidParameter whitelist":             {denial: clbtest.Denial{Code: clbtest.CodeInvalidParameter, Message: "user not in whitelist"}},
+		"failed task":                            {denial: clbtest.Denial{Mode: clbtest.DenyInTask}},
+		"plain InvalidParameter":                 {denial: clbtest.Denial{Code: clbtest.CodeInvalidParameter, Message: "ListenerId is malformed"}, allowed: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newDirect(t, &clbtest.Options{Denial: tc.denial}, nil, tencent.CapL4SNAT)
+			_, err := s.reconcile(t)
+			var ae *core.AllowlistError
+			if tc.allowed {
+				if err == nil || errors.As(err, &ae) {
+					t.Fatalf("error %v, want a plain CLB error", err)
+				}
+				return
+			}
+			if !errors.As(err, &ae) || ae.Capability != tencent.CapL4SNAT || ae.Ask != "CLB Layer 4 SNAT capability" {
+				t.Fatalf("error %v, want an AllowlistError for %s", err, tencent.CapL4SNAT)
+			}
+			if tc.denial.Mode == clbtest.DenyInTask {
+				var te *tencent.TaskError
+				if !errors.As(err, &te) {
+					t.Errorf("the failed task is not reachable: %v", err)
+				}
+			} else {
+				var sdk *sdkerrors.TencentCloudSDKError
+				if !errors.As(err, &sdk) || sdk.GetCode() != tc.denial.Code && !(tc.denial.Code == "" && sdk.GetCode() == clbtest.DefaultDenialCode) {
+					t.Errorf("the SDK error is not reachable: %v", err)
+				}
+			}
+			if granted, learned := s.drv.Allowlisted(tencent.CapL4SNAT); granted || !learned {
+				t.Errorf("the driver did not learn the refusal (granted %v, learned %v)", granted, learned)
+			}
+			// The next run is refused before any write.
+			s.cloud.srv.ResetCalls()
+			_, err = s.reconcile(t)
+			if !errors.As(err, &ae) {
+				t.Fatalf("second run: %v", err)
+			}
+			if slices.Contains(s.cloud.actions(), "ModifyListener") || len(s.cloud.srv.Writes()) != 0 {
+				t.Errorf("second run called %v", s.cloud.actions())
+			}
+		})
+	}
+}
+
+// TestDirectAllowlistUndeclared: no allowlist declared anywhere: refused before any write.
+func TestDirectAllowlistUndeclared(t *testing.T) {
+	s := newDirect(t, nil, nil)
+	_, err := s.reconcile(t)
+	var ae *core.AllowlistError
+	if !errors.As(err, &ae) || ae.Capability != tencent.CapL4SNAT || ae.Err != nil {
+		t.Fatalf("error %v, want an AllowlistError from the plan", err)
+	}
+	for _, c := range s.cloud.srv.Calls() {
+		if c.Action != "DescribeListeners" {
+			t.Errorf("called %s before refusing", c.Action)
+		}
+	}
+}
+
+// revertingCLB reverts the listener after its task succeeds, as another controller would.
+type revertingCLB struct {
+	*clb.Client
+	srv *clbtest.Server
+}
+
+func (r revertingCLB) DescribeTaskStatusWithContext(ctx context.Context, req *clb.DescribeTaskStatusRequest) (*clb.DescribeTaskStatusResponse, error) {
+	resp, err := r.Client.DescribeTaskStatusWithContext(ctx, req)
+	if err == nil && resp.Response.Status != nil && *resp.Response.Status == 0 {
+		_ = r.srv.UpdateListener(listenerID("TCP/80"), func(l *clbtest.Listener) { l.SnatEnable = false })
+	}
+	return resp, err
+}
+
+// TestDirectVerifies: a write whose task succeeds but whose listener does not show the change
+// is not success.
+func TestDirectVerifies(t *testing.T) {
+	cl := startCloud(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}})
+	cl.seedLB(t, lbID, "TCP/80")
+	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: revertingCLB{cl.client, cl.srv}}))
+	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
+	_, err := core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
+	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") {
+		t.Fatalf("error %v, want a conflict naming the allowlist to check", err)
+	}
+	if granted, learned := drv.Allowlisted(tencent.CapL4SNAT); learned {
+		t.Errorf("learned %v from an unverified write", granted)
+	}
+}
+
+// TestDirectCredentialsNeverShown: with a wrong key, and with an error message that echoes the
+// credential, neither the errors nor the logs carry the SecretId or the SecretKey.
+func TestDirectCredentialsNeverShown(t *testing.T) {
+	const id, key = "AKIDsecretid0123456789abcdefghijklmn", "very-secret-key-0123456789abcdefg"
+	cl := startCloud(t, &clbtest.Options{Credentials: []clbtest.Credential{{SecretID: id, SecretKey: key}}, Allowlist: []clbtest.Capability{clbtest.L4SNAT}})
+	cl.seedLB(t, lbID, "TCP/80", "UDP/53")
+	logger, logs := logBuffer()
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		for _, secret := range []string{id, key} {
+			if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+				t.Errorf("%s: a credential shows in the error %q or the logs", what, err)
+			}
+		}
+	}
+
+	wrong := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, "wrong-"+key), Logger: logger}))
+	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
+	c := cluster(t, ipvsProfile(tencent.CapL4SNAT), svc)
+	_, err := core.NewReconciler(wrong.Dialect(), wrong, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	check("wrong key", err)
+	var sdk *sdkerrors.TencentCloudSDKError
+	if !errors.As(err, &sdk) || sdk.GetCode() != clbtest.CodeSignatureFailure {
+		t.Errorf("the SDK's AuthFailure is not reachable: %v", err)
+	}
+
+	right := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, key), Logger: logger}))
+	cl.srv.InjectFault("ModifyListener", 1, clbtest.ErrorFault(clbtest.CodeFailedOperation, "signed by "+id+" with "+key))
+	_, err = core.NewReconciler(right.Dialect(), right, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	check("echoing error", err)
+	if !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("error %q: the echoed credential was not redacted", err)
+	}
+	if logs.Len() == 0 {
+		t.Error("the driver logged nothing; the check proves little")
+	}
+}
+
+// TestDirectRateLimit: the client-side limiter keeps each action under the cloud's limit, so a
+// burst of plans is never throttled.
+func TestDirectRateLimit(t *testing.T) {
+	cl := startCloud(t, &clbtest.Options{ActionRateLimits: map[string]int{"DescribeListeners": 10}})
+	cl.seedLB(t, lbID, "TCP/80")
+	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client, ActionRateLimits: map[string]float64{"DescribeListeners": 8}}))
+	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
+	c := cluster(t, ipvsProfile(tencent.CapL4SNAT), svc)
+	res, err := core.Evaluate(drv.Dialect(), svc, c, snatPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	const n = 12
+	for range n {
+		if _, err := drv.Plan(context.Background(), &core.PlanRequest{Object: svc, Cluster: c, Result: res}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if elapsed := time.Since(start); elapsed < (n-1)*time.Second/8-50*time.Millisecond {
+		t.Errorf("%d reads took %s: the limiter did not pace them at 8/s", n, elapsed)
+	}
+	for _, a := range cl.actions() {
+		if a != "DescribeListeners" {
+			t.Errorf("call %s: throttled despite the limiter", a)
+		}
+	}
+}
+
+// TestDirectNoCLBYet: a Service whose CLB TKE has not created yet is a RetryError, not a guess.
+func TestDirectNoCLBYet(t *testing.T) {
+	cl := startCloud(t, nil)
+	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
+	svc := privateService("web", nil, "TCP/80")
+	p, _ := planFor(t, drv, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc), snatPolicy, nil)
+	if !errors.Is(p.Blocked, core.ErrRetryLater) || len(cl.srv.Calls()) != 0 {
+		t.Errorf("Blocked %v after %d calls", p.Blocked, len(cl.srv.Calls()))
+	}
+	// A listener the CLB does not have yet is the same.
+	cl.seedLB(t, lbID, "TCP/443")
+	svc.Annotations[tencent.AnnotationLoadBalancerID] = lbID
+	p, _ = planFor(t, drv, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc), snatPolicy, nil)
+	if !errors.Is(p.Blocked, core.ErrRetryLater) || !strings.Contains(p.Blocked.Error(), "TCP:80") {
+		t.Errorf("Blocked %v", p.Blocked)
+	}
+}
+
+// TestApplyCloudRejectsForeignChanges: ApplyCloud takes only changes the driver planned.
+func TestApplyCloudRejectsForeignChanges(t *testing.T) {
+	cl := startCloud(t, nil)
+	drv := newDriver(t, &tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client})
+	for name, ch := range map[string]*core.Change{
+		"cluster change":  {By: core.WriterCluster},
+		"no ids":          {By: core.WriterCloud, Params: map[string]string{tencent.ParamAttribute: "SnatEnable", tencent.ParamValue: "true"}},
+		"turning off":     {By: core.WriterCloud, Params: map[string]string{tencent.ParamLoadBalancerID: lbID, tencent.ParamListenerID: "lbl-1", tencent.ParamPort: "80", tencent.ParamAttribute: "SnatEnable", tencent.ParamValue: "false"}},
+		"other attribute": {By: core.WriterCloud, Params: map[string]string{tencent.ParamLoadBalancerID: lbID, tencent.ParamListenerID: "lbl-1", tencent.ParamPort: "80", tencent.ParamAttribute: "ProxyProtocol", tencent.ParamValue: "true"}},
+	} {
+		if err := drv.ApplyCloud(context.Background(), ch); !errors.Is(err, core.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if n := len(cl.srv.Calls()); n != 0 {
+		t.Errorf("%d calls", n)
+	}
+	cfgOnly := newDriver(t, nil)
+	if err := cfgOnly.ApplyCloud(context.Background(), &core.Change{By: core.WriterCloud}); !errors.Is(err, core.ErrUnsupported) {
+		t.Errorf("without a CLB client: %v", err)
+	}
+}
