@@ -181,6 +181,8 @@ var (
 	reasonL4NoRetry        = RuleL4NoRetry.Reason()
 	reasonL7Retry          = RuleL7Retry.Reason()
 	reasonDeclaredClients  = RuleDeclaredClients.Reason()
+	reasonNodePortSource   = RuleSourceNodePort.Reason()
+	reasonBridgeNFOff      = RuleBridgeNetfilterOff.Reason()
 )
 
 // Assess applies the dataplane physics to one exposure. It is pure and cheap: it allocates
@@ -196,6 +198,9 @@ func Assess(e *Exposure) Assessment {
 	if e.Hairpin != nil {
 		h := AssessHairpin(e.Hairpin)
 		a.Hairpin = &h
+	}
+	if bridgeBreaksNodeDNAT(e) {
+		return a.bridgeNetfilterOff(e)
 	}
 	switch {
 	case e.Access == AccessServiceName:
@@ -226,13 +231,13 @@ func Assess(e *Exposure) Assessment {
 		a.noLoop(a.Path, reasonLBSourceNAT)
 		a.Source = SourceAddress{Kind: SourceUnknown}
 		if e.Intercept == No {
-			a.Source = lbSource(e)
+			a.Source = a.nodePortSource(e, lbSource(e))
 		}
 		return a
 	}
 	a.Source = SourceAddress{Kind: SourceUnknown}
 	if e.Intercept == No && e.LBSourceNAT == No {
-		a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+		a.Source = a.nodePortSource(e, SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept})
 	}
 	worst, declared, separated := loopProbability(e, &a)
 	if separated {
@@ -271,6 +276,67 @@ func (a *Assessment) unknown(missing string, r Reason) {
 	a.Risk = RiskUnknown
 	a.Missing = append(a.Missing, missing)
 	a.Reasons = append(a.Reasons, r)
+}
+
+// nodePortSource applies kube-proxy's NodePort masquerade under externalTrafficPolicy Cluster
+// to the source the LB delivers: the node's address replaces it, while a PROXY protocol
+// header or X-Forwarded-For inside the stream survives.
+func (a *Assessment) nodePortSource(e *Exposure, s SourceAddress) SourceAddress {
+	if e.Binding != NodePortCluster {
+		return s
+	}
+	a.Reasons = append(a.Reasons, reasonNodePortSource)
+	s.Kind = SourceNode
+	if s.ClientIP == ClientIPKept {
+		s.ClientIP = ClientIPLost
+	}
+	return s
+}
+
+// bridgeBreaksNodeDNAT reports whether the node DNATs this traffic while keeping the client's
+// source, on a bridge whose frames skip iptables: then a backend on the client's node answers
+// over the bridge and the reply is never un-DNATed (measured in internal/dataplane).
+func bridgeBreaksNodeDNAT(e *Exposure) bool {
+	h := e.Hairpin
+	if h == nil || h.Dataplane != DataplaneKubeProxy || h.Attachment != AttachmentBridge || h.BridgeNetfilter != No {
+		return false
+	}
+	return e.Access == AccessServiceName || (e.Intercept == Yes && e.InterceptMasquerades == No)
+}
+
+// bridgeNetfilterOff is the verdict when bridgeBreaksNodeDNAT holds: the node's DNAT picks any
+// backend, so a connection fails with the share of backends on the client's node.
+func (a *Assessment) bridgeNetfilterOff(e *Exposure) Assessment {
+	a.Risk = RiskAtRisk
+	a.Reasons = append(a.Reasons, reasonBridgeNFOff)
+	if e.Intercept == Yes {
+		a.Path = PathVIP
+	}
+	a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
+	pl := &e.Placement
+	if total := pl.TotalBackends(); total > 0 {
+		max := 0
+		for _, b := range pl.Backends {
+			if b.Count > max {
+				max = b.Count
+			}
+		}
+		a.WorstCase = P(float64(max) / float64(total))
+		if len(pl.ClientNodes) > 0 {
+			dmax := 0
+			for _, n := range pl.ClientNodes {
+				if c := pl.BackendsOn(n); c > dmax {
+					dmax = c
+				}
+			}
+			a.DeclaredClients = P(float64(dmax) / float64(total))
+		}
+	} else {
+		a.Reasons = append(a.Reasons, reasonPlacementUnknown)
+	}
+	// No LB is involved, so there is no layer-7 retry whatever the listener.
+	a.Symptom = symptom(Layer4, a.WorstCase, a)
+	return *a
 }
 
 func interceptedSource(e *Exposure) SourceAddress {
@@ -314,7 +380,15 @@ func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, s
 		}
 		p := P(1 / float64(pl.NodesBehindLB))
 		if len(pl.ClientNodes) > 0 {
-			declared = p
+			// A client on a node the LB never sends to cannot be sent back to its own node.
+			declared = P(0)
+			for _, n := range pl.ClientNodes {
+				if pl.BehindLB(n) {
+					declared = p
+					a.Reasons = append(a.Reasons, reasonDeclaredClients)
+					break
+				}
+			}
 		}
 		return p, declared, false
 	case NodePortLocal, DirectToPod:

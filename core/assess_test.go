@@ -95,19 +95,24 @@ func TestAssess(t *testing.T) {
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
 		},
 		"ThreeNodesClusterPolicy": {
-			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry",
+			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry; kube-proxy masquerades NodePort traffic",
 			in:     throughLB(nil),
-			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"through-lb", "nodeport-cluster-any-node", "same-node-loop", "l4-no-retry"}},
+			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"through-lb", "nodeport-cluster-any-node", "same-node-loop", "l4-no-retry", "source-nodeport-masquerade"}},
 		},
 		"SingleNodeAlwaysFails": {
 			reason: "one node: every connection loops",
 			in:     throughLB(func(e *Exposure) { e.Placement.NodesBehindLB = 1 }),
-			want:   want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"always-loops"}},
+			want:   want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"always-loops"}},
 		},
 		"Layer7Delay": {
 			reason: "layer 7 retries another backend after ~4 s",
-			in:     throughLB(func(e *Exposure) { e.Layer = Layer7; e.Protocols = HTTP }),
-			want:   want{risk: RiskAtRisk, symptom: SymptomDelay, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"l7-retry-delay"}},
+			in: throughLB(func(e *Exposure) {
+				e.Layer = Layer7
+				e.Protocols = HTTP
+				e.Binding = NodePortLocal
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}, {"n2", 2}}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomDelay, path: PathProxy, worst: 2.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"l7-retry-delay"}},
 		},
 		"Layer7SingleNodeFails": {
 			reason: "layer 7 on one node has no other backend to retry",
@@ -115,25 +120,35 @@ func TestAssess(t *testing.T) {
 				e.Layer = Layer7
 				e.Placement.NodesBehindLB = 1
 			}),
-			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceClientPod, clientIP: ClientIPKept},
+			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"LBSourceNATTCP": {
 			reason: "SNAT makes replies return through the LB; TCP can recover the client with PROXY protocol",
-			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes }),
+			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Binding = DirectToPod }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost, mustCodes: []Code{"lb-source-nat"}},
 		},
+		"LBSourceNATBehindNodePortClusterShowsNode": {
+			reason: "kube-proxy's NodePort masquerade replaces the LB's address; PROXY protocol survives it (internal/dataplane)",
+			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPProxyProtocol, mustCodes: []Code{"source-nodeport-masquerade"}},
+		},
 		"LBSourceNATTCPWithProxyProtocol": {
-			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
+			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes; e.Binding = NodePortLocal }),
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPProxyProtocol},
 		},
 		"LBSourceNATUDP": {
 			reason: "UDP behind SNAT loses the client address even with PROXY protocol on TCP ports",
-			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Protocols = TCP | UDP; e.ProxyProtocol = Yes }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost},
+			in: throughLB(func(e *Exposure) {
+				e.LBSourceNAT = Yes
+				e.Protocols = TCP | UDP
+				e.ProxyProtocol = Yes
+				e.Binding = DirectToPod
+			}),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost},
 		},
 		"LBSourceNATLayer7": {
 			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Layer = Layer7; e.Protocols = HTTP }),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPForwardedFor},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPForwardedFor},
 		},
 		"LBSourceNATWithInterceptUnknown": {
 			reason: "SNAT rules the loop out whichever path is taken; the source is then unknown",
@@ -175,7 +190,45 @@ func TestAssess(t *testing.T) {
 		"SeparationDoesNotHelpClusterPolicy": {
 			reason: "with Cluster policy every node receives connections, separation or not",
 			in:     throughLB(func(e *Exposure) { e.Placement.Separated = Yes }),
-			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceClientPod, clientIP: ClientIPKept},
+			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceNode, clientIP: ClientIPLost},
+		},
+		"ClusterPolicyClientOffTheLBNodes": {
+			reason: "a client on a node the LB never sends to is never sent back to its own node (internal/dataplane)",
+			in: throughLB(func(e *Exposure) {
+				e.Placement = Placement{NodesBehindLB: 2, LBNodes: []string{"n2", "n3"}, ClientNodes: []string{"n1"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 0.5, declared: 0, source: SourceNode, clientIP: ClientIPLost},
+		},
+		"ClusterPolicyClientOnAnLBNode": {
+			in: throughLB(func(e *Exposure) {
+				e.Placement = Placement{NodesBehindLB: 2, LBNodes: []string{"n2", "n3"}, ClientNodes: []string{"n1", "n3"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 0.5, declared: 0.5, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"declared-clients"}},
+		},
+		"BridgeNetfilterOffBreaksServiceName": {
+			reason: "with bridge-nf-call-iptables off a same-node backend replies over the bridge, never un-DNATed (internal/dataplane)",
+			in: throughLB(func(e *Exposure) {
+				e.Access = AccessServiceName
+				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}, {"n2", 3}}, ClientNodes: []string{"n1"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, worst: 0.75, declared: 0.25, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"bridge-netfilter-off"}},
+		},
+		"BridgeNetfilterOffBreaksInterceptionWithoutMasquerade": {
+			in: throughLB(func(e *Exposure) {
+				e.Intercept, e.InterceptMasquerades = Yes, No
+				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
+				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n1"}}
+			}),
+			want: want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathVIP, worst: 1, declared: 1, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"bridge-netfilter-off"}},
+		},
+		"BridgeNetfilterOffHarmlessWithMasquerade": {
+			reason: "the node's masquerade makes the reply come back to the node, which un-DNATs it",
+			in: throughLB(func(e *Exposure) {
+				e.Intercept, e.InterceptMasquerades = Yes, Yes
+				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
+			}),
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"SeparationRulesOutLoopWhenSNATUnknown": {
 			in: throughLB(func(e *Exposure) {
@@ -196,7 +249,7 @@ func TestAssess(t *testing.T) {
 		},
 		"PlacementUnknown": {
 			in:   throughLB(func(e *Exposure) { e.Placement = Placement{} }),
-			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"placement-unknown"}},
+			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"placement-unknown"}},
 		},
 		"LocalBindingNoEndpoints": {
 			in:   throughLB(func(e *Exposure) { e.Binding = NodePortLocal; e.Placement = Placement{} }),

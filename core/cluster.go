@@ -137,7 +137,8 @@ type NodeFilter func(*corev1.Node) bool
 // slice is known; nodes behind the LB are the known nodes that pass behindLB.
 func (c *Cluster) Placement(svc *corev1.Service, clientSelector labels.Selector, behindLB NodeFilter) Placement {
 	var p Placement
-	p.NodesBehindLB = c.countNodes(behindLB)
+	p.LBNodes = c.lbNodes(behindLB)
+	p.NodesBehindLB = len(p.LBNodes)
 	p.Backends = c.backends(svc)
 	c.addClients(&p, []*corev1.Service{svc}, clientSelector)
 	return p
@@ -146,7 +147,8 @@ func (c *Cluster) Placement(svc *corev1.Service, clientSelector labels.Selector,
 // IngressPlacement is Placement for the union of an Ingress's backend Services.
 func (c *Cluster) IngressPlacement(backends []*corev1.Service, clientSelector labels.Selector, behindLB NodeFilter) Placement {
 	var p Placement
-	p.NodesBehindLB = c.countNodes(behindLB)
+	p.LBNodes = c.lbNodes(behindLB)
+	p.NodesBehindLB = len(p.LBNodes)
 	counts := map[string]int{}
 	known := false
 	for _, svc := range backends {
@@ -208,20 +210,26 @@ func IngressBackendNames(ing *networkingv1.Ingress) []string {
 	return out
 }
 
-func (c *Cluster) countNodes(behindLB NodeFilter) int {
-	n := 0
-	for _, node := range c.nodes {
+// lbNodes names the known nodes the LB sends to, in name order; nil when no node is known.
+func (c *Cluster) lbNodes(behindLB NodeFilter) []string {
+	if len(c.nodes) == 0 {
+		return nil
+	}
+	out := []string{}
+	for _, name := range c.nodeOrder {
+		node := c.nodes[name]
 		if behindLB != nil {
 			if behindLB(node) {
-				n++
+				out = append(out, name)
 			}
 			continue
 		}
 		if _, excluded := node.Labels[LabelExcludeFromLB]; !excluded {
-			n++
+			out = append(out, name)
 		}
 	}
-	return n
+	sort.Strings(out)
+	return out
 }
 
 // backends counts ready endpoints per node; nil when nothing is known.

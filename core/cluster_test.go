@@ -72,6 +72,7 @@ func TestPlacementFromEndpointSlices(t *testing.T) {
 	got := c.Placement(web, nil, nil)
 	want := Placement{
 		NodesBehindLB: 2,
+		LBNodes:       []string{"n1", "n2"},
 		Backends:      []NodeBackends{{"n1", 2}, {"n2", 1}},
 		ClientNodes:   []string{"n1", "n2"},
 		Separated:     No,

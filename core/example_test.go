@@ -16,8 +16,9 @@ func ExampleAssess() {
 		Protocols:   core.TCP,
 		Intercept:   core.No,
 		LBSourceNAT: core.No,
-		Binding:     core.NodePortCluster,
-		Placement:   core.Placement{NodesBehindLB: 3},
+		Binding:     core.NodePortCluster, // kube-proxy then masquerades: the backend sees a node
+
+		Placement: core.Placement{NodesBehindLB: 3},
 	}
 	a := core.Assess(e)
 	fmt.Println(a.Risk, a.Symptom, a.WorstCase, a.Source.Kind)
@@ -30,7 +31,7 @@ func ExampleAssess() {
 	d := core.Decide(&a, offers, core.Policy{})
 	fmt.Println(d.Remedy, d.Path)
 	// Output:
-	// at-risk intermittent 0.3333 client-pod
+	// at-risk intermittent 0.3333 node-address
 	// intercept-vip VIP
 }
 

@@ -144,6 +144,10 @@ type NodeBackends struct {
 type Placement struct {
 	// NodesBehindLB is N, the number of nodes the LB sends to with NodePortCluster; 0 means unknown.
 	NodesBehindLB int `json:"nodesBehindLB,omitempty"`
+	// LBNodes names the nodes behind the LB when known; a declared client on another node is
+	// never sent back to its own node under NodePortCluster. nil means unknown (every client
+	// node is assumed to be behind the LB).
+	LBNodes []string `json:"lbNodes,omitempty"`
 	// Backends lists ready backends per node; nil means unknown.
 	Backends []NodeBackends `json:"backends,omitempty"`
 	// ClientNodes lists the node of each declared client Pod (a node may repeat); nil means
@@ -152,6 +156,19 @@ type Placement struct {
 	// Separated says whether scheduling keeps clients off the backends' nodes (pod
 	// anti-affinity or topology rules), not only whether they happen to be apart right now.
 	Separated Fact `json:"separated"`
+}
+
+// BehindLB reports whether the LB can send to a node; true when LBNodes is unknown.
+func (p *Placement) BehindLB(node string) bool {
+	if p.LBNodes == nil {
+		return true
+	}
+	for _, n := range p.LBNodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
 }
 
 // TotalBackends is the number of ready backends, 0 when unknown.

@@ -79,6 +79,10 @@ var (
 	RuleDeclaredClients = Rule{"declared-clients",
 		"The probability for declared clients uses the nodes they run on now; it is not a guarantee unless scheduling keeps them apart.", srcDomainProb}
 
+	RuleSourceNodePort = Rule{"source-nodeport-masquerade",
+		"kube-proxy masquerades every NodePort connection under externalTrafficPolicy Cluster: the backend sees the address of the node the LB picked.", srcDomainSrc + "; " + srcTestingLab + " (internal/dataplane)"}
+	RuleBridgeNetfilterOff = Rule{"bridge-netfilter-off",
+		"On a bridge with net.bridge.bridge-nf-call-iptables off, a backend on the client's node replies straight over the bridge; the node never reverses its DNAT and the connection fails. Kubernetes requires the setting on.", srcTestingLab + " (internal/dataplane); Kubernetes network plugin requirements"}
 	RuleSourceClientPod = Rule{"source-client-pod",
 		"The backend sees the client Pod's address.", srcDomainSrc}
 	RuleSourceInterceptMasq = Rule{"source-node-address",
@@ -118,7 +122,7 @@ func Rules() []Rule {
 		RuleThroughLB, RuleLBSourceNAT, RuleSourceNATUnknown, RuleSameNodeLoop, RuleNodeSeparated,
 		RuleClusterPolicy, RuleBackendShare, RuleBindingUnknown, RulePlacementUnknown,
 		RuleSingleNode, RuleL4NoRetry, RuleL7Retry, RuleDeclaredClients,
-		RuleSourceClientPod, RuleSourceInterceptMasq, RuleSourceLBProxyProtocol, RuleSourceLBLostTCP,
+		RuleSourceClientPod, RuleSourceNodePort, RuleBridgeNetfilterOff, RuleSourceInterceptMasq, RuleSourceLBProxyProtocol, RuleSourceLBLostTCP,
 		RuleSourceLBLostUDP, RuleSourceLBXFF,
 		RuleHairpinSocketLB, RuleHairpinCilium, RuleHairpinNoMasq, RuleHairpinMasqRouted,
 		RuleHairpinBridgeOff, RuleHairpinBridgeOn, RuleHairpinUnknown, RuleKubeletHairpinDead,

@@ -287,6 +287,7 @@ func placementFor(d dims) core.Placement {
 	}
 	if d.binding == bindNodePortCluster {
 		pl.NodesBehindLB = 1
+		pl.LBNodes = []string{d.placement.backendNode()}
 	}
 	return pl
 }

@@ -51,10 +51,13 @@ const (
 )
 
 var (
+	// These rows' Services use NodePort backends with externalTrafficPolicy Cluster, where
+	// kube-proxy masquerades every NodePort connection: the backend sees the node the CLB
+	// picked (core's physics, checked against the kernel in internal/dataplane).
 	atRiskL4 = seedWant{risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, path: core.PathProxy, worst: "0.3333",
-		source: core.SourceClientPod, clientIP: core.ClientIPKept}
+		source: core.SourceNode, clientIP: core.ClientIPLost}
 	atRiskL7 = seedWant{risk: core.RiskAtRisk, symptom: core.SymptomDelay, path: core.PathProxy, worst: "0.3333",
-		source: core.SourceClientPod, clientIP: core.ClientIPKept}
+		source: core.SourceNode, clientIP: core.ClientIPLost}
 	// Which address the backend sees behind interception is the core's physics (kube-proxy's
 	// masquerade, DOMAIN.md §7), not a seed row: these rows do not check it.
 	interceptedVIP = seedWant{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP, worst: "0",
@@ -91,7 +94,7 @@ func seedRows() []seedRow {
 	})
 	publicNone := seedWant{risk: core.RiskNone, symptom: core.SymptomNone, worst: "0", source: core.SourceUnknown,
 		reasons: []core.Code{"tke-default-public", "public-lb"}, remedy: core.RemedyNone}
-	snatNone := seedWant{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathProxy, worst: "0", source: core.SourceLB,
+	snatNone := seedWant{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathProxy, worst: "0", source: core.SourceNode,
 		remedy: core.RemedyNone, decisionPath: core.PathProxy}
 
 	return []seedRow{
@@ -285,6 +288,8 @@ func seedRows() []seedRow {
 			want: with(atRiskL4, func(w *seedWant) {
 				w.reasons = []core.Code{"tke-ipvs-not-intercepted", "backend-share", "same-node-loop"}
 				w.remedy, w.decisionPath = core.InterceptVIP, core.PathVIP
+				// Local keeps the client Pod's address on the CLB path too.
+				w.source, w.clientIP = core.SourceClientPod, core.ClientIPKept
 			}),
 			check: func(t *testing.T, res *core.Result) {
 				if o := offerFor(res.Offers, core.InterceptVIP); o == nil || o.Costs.ClientIP != core.ClientIPKept {
