@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
+
+	"github.com/loopguard/loopguard/core"
 )
 
 // fieldLine returns the 1-based line, within doc, of the field at path, or of the deepest part
@@ -239,4 +241,45 @@ func fileLine(base int, doc []byte, rel int) int {
 		l = last
 	}
 	return l
+}
+
+var (
+	guessKindRE = regexp.MustCompile(`(?m)^kind:[ \t]*["']?([A-Za-z][A-Za-z0-9]*)`)
+	guessMetaRE = regexp.MustCompile(`(?m)^metadata:`)
+	guessNameRE = regexp.MustCompile(`(?:^|[\s{,])name:[ \t]*["']?([a-z0-9][-a-z0-9.]*)`)
+	guessNSRE   = regexp.MustCompile(`(?:^|[\s{,])namespace:[ \t]*["']?([a-z0-9][-a-z0-9]*)`)
+)
+
+// guessObject names the object of a document the YAML parser refused, from its top-level
+// kind and the name and namespace right under metadata, so that the error still says which
+// object is broken. It returns "" when the text does not show them.
+func guessObject(doc []byte) string {
+	k := guessKindRE.FindSubmatch(doc)
+	if k == nil {
+		return ""
+	}
+	kind := string(k[1])
+	loc := guessMetaRE.FindIndex(doc)
+	if loc == nil {
+		return kind
+	}
+	// The metadata block: from "metadata:" to the next top-level key.
+	meta := doc[loc[1]:]
+	for i := 0; i < len(meta); i++ {
+		if meta[i] == '\n' && i+1 < len(meta) && meta[i+1] != ' ' && meta[i+1] != '#' && meta[i+1] != '\n' && meta[i+1] != '\r' {
+			meta = meta[:i]
+			break
+		}
+	}
+	n := guessNameRE.FindSubmatch(meta)
+	if n == nil {
+		return kind
+	}
+	ns := ""
+	if m := guessNSRE.FindSubmatch(meta); m != nil {
+		ns = string(m[1])
+	} else if !clusterScoped[kind] {
+		ns = DefaultNamespace
+	}
+	return core.ObjectRef{Kind: kind, Namespace: ns, Name: string(n[1])}.String()
 }

@@ -85,10 +85,21 @@ func (o *Object) Ref() core.ObjectRef {
 	return core.ObjectRef{Kind: o.Object.GetObjectKind().GroupVersionKind().Kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 }
 
-// Profile is a ClusterProfile document found among the inputs.
+// Profile is a ClusterProfile document and where it came from.
 type Profile struct {
 	Profile *core.ClusterProfile
 	Source  Source
+
+	doc    []byte
+	base   int
+	prefix string
+}
+
+// Locate returns where a field of the profile is written ("provider", "allowlists[1]"), as
+// Object.Locate does.
+func (p *Profile) Locate(path string) Source {
+	o := Object{Source: p.Source, doc: p.doc, base: p.base, prefix: p.prefix}
+	return o.Locate(path)
 }
 
 // Set is everything read from the inputs, in input order.
@@ -375,7 +386,7 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 	js, err := toJSON(d.data, fp)
 	if err != nil {
 		line, msg := yamlError(err.Error(), d.line, d.data)
-		res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Err: fmt.Errorf("not valid YAML: %s", msg)})
+		res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Object: guessObject(d.data), Err: fmt.Errorf("not valid YAML: %s", msg)})
 		return res
 	}
 	if len(js) == 0 || js[0] != '{' {
@@ -532,7 +543,7 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 		if len(errs) > 0 {
 			return nil, nil, errs
 		}
-		return nil, &Profile{Profile: p, Source: src}, nil
+		return nil, &Profile{Profile: p, Source: src, doc: d.data, base: d.line, prefix: prefix}, nil
 	}
 	if !scheme.Recognizes(gvk) {
 		if _, known := knownGroups[gvk.Group]; known {
@@ -668,7 +679,7 @@ func decodeProfile(name string, d document, prefix string, line int, js []byte) 
 
 // ReadProfile reads a file that holds one ClusterProfile document (the CLI's --profile).
 // Errors are *Error values naming the file, line and field.
-func ReadProfile(name string, data []byte) (*core.ClusterProfile, []error) {
+func ReadProfile(name string, data []byte) (*Profile, []error) {
 	docs := splitDocuments(name, data)
 	if len(docs) != 1 {
 		return nil, []error{&Error{Source: Source{Name: name, Line: 1}, Object: core.ProfileKind,
@@ -687,5 +698,9 @@ func ReadProfile(name string, data []byte) (*core.ClusterProfile, []error) {
 		return nil, []error{&Error{Source: Source{Name: name, Line: d.line}, Object: core.ProfileKind,
 			Err: fmt.Errorf("the document is %s, not a ClusterProfile", jsonKind(js))}}
 	}
-	return decodeProfile(name, d, "", d.line, js)
+	p, errs := decodeProfile(name, d, "", d.line, js)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Profile{Profile: p, Source: Source{Name: name, Line: d.line}, doc: d.data, base: d.line}, nil
 }

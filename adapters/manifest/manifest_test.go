@@ -89,7 +89,7 @@ spec:
 		"duplicate key": {
 			reason: "YAML keeps only one of two equal keys; kubectl refuses them",
 			in:     "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
-			want:   []problem{{5, "", "", `not valid YAML: key "name" already set in map`}},
+			want:   []problem{{5, "Service default/a", "", `not valid YAML: key "name" already set in map`}},
 		},
 		"unquoted boolean annotation": {
 			reason: "annotation values are strings: prevent-loopback: true must be quoted",
@@ -111,7 +111,7 @@ metadata:
 		"syntax error": {
 			reason: "the parser's line is relative to the document; the error names the file's line",
 			in:     "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b\n",
-			want:   []problem{{7, "", "", "not valid YAML: did not find expected ',' or '}'"}},
+			want:   []problem{{7, "Node b", "", "not valid YAML: did not find expected ',' or '}'"}},
 			objs:   []string{"1 Node a"},
 		},
 		"unknown kind in a core group": {
@@ -172,6 +172,21 @@ items:
 				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestGuessObjectOfBrokenDocument(t *testing.T) {
+	for in, want := range map[string]string{
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: shop\nspec: [\n": "Service shop/web",
+		"kind: Service\nmetadata: {name: web, namespace: shop\n":                              "Service shop/web",
+		"kind: Node\nmetadata:\n  labels: {a: b}\n  name: n1\nspec:\n  name: other\n":         "Node n1",
+		"kind: ConfigMap\nmetadata:\n  name: x\ndata:\n  namespace: y\n  broken: [\n":         "ConfigMap default/x",
+		"metadata: {name: a}\n  bad\n":                                                        "",
+		"kind: Service\nspec: {\n":                                                            "Service",
+	} {
+		if got := guessObject([]byte(in)); got != want {
+			t.Errorf("guessObject(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
