@@ -1,0 +1,78 @@
+package main
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/kubernetes"
+	"github.com/loopguard/loopguard/providers/tencent"
+	"github.com/loopguard/loopguard/providers/volcengine"
+)
+
+// dialectEntry is one cloud dialect the CLI can use. Registration lives here, in the host, not
+// in the providers (STYLE.md: no package-level registries in libraries).
+type dialectEntry struct {
+	name       string
+	newDialect func() core.Dialect
+	// recognizes says whether an input object carries this cloud's marks.
+	recognizes func(runtime.Object) bool
+	// capabilities are the allowlist names this cloud's profiles may declare.
+	capabilities []core.Capability
+	// fallback: used when no other dialect recognizes the inputs; never auto-detected.
+	fallback bool
+}
+
+func dialectEntries() []dialectEntry {
+	return []dialectEntry{
+		{name: tencent.Name, newDialect: func() core.Dialect { return tencent.NewDialect(nil) },
+			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities()},
+		{name: volcengine.Name, newDialect: func() core.Dialect { return volcengine.NewDialect(nil) },
+			recognizes: volcengine.Recognizes},
+		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
+			recognizes: kubernetes.Recognizes, fallback: true},
+	}
+}
+
+func findDialect(name string) (dialectEntry, bool) {
+	for _, d := range dialectEntries() {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return dialectEntry{}, false
+}
+
+func providerNames() []string {
+	var out []string
+	for _, d := range dialectEntries() {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+// capabilityNames lists every allowlist name any dialect accepts, sorted.
+func capabilityNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dialectEntries() {
+		for _, c := range d.capabilities {
+			if !seen[string(c)] {
+				seen[string(c)] = true
+				out = append(out, string(c))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = `"` + v + `"`
+	}
+	return strings.Join(q, ", ")
+}
