@@ -10,6 +10,23 @@ type CLBFacts struct {
 	AddressType string
 	// ProxyProtocol is whether the Service's listeners send a PROXY protocol header.
 	ProxyProtocol core.Fact
+
+	// ID is the CLB's ID and Addresses its private (EniAddress) and public (EipAddress)
+	// addresses, when a cloud read filled them (CLBReader).
+	ID        string
+	Addresses []string
+	// Listeners are the CLB's listeners as read; ProxyProtocol above is their verdict for the
+	// Service's ports.
+	Listeners []ListenerFacts
+}
+
+// ListenerFacts is one CLB listener as DescribeListeners reports it.
+type ListenerFacts struct {
+	ID       string
+	Protocol string // TCP, UDP, HTTP or HTTPS
+	Port     int64
+	// ProxyProtocol is Yes for ProxyProtocolType "standard", No for "off", Unknown otherwise.
+	ProxyProtocol core.Fact
 }
 
 // CLBLookup finds the facts read about a CLB, by its ID or by one of its addresses. It must
