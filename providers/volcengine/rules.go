@@ -105,7 +105,7 @@ var (
 // Rules lists the dialect's rules, for docs/reasons.md and for tests that check every code a
 // translation emits is documented.
 func (d *Dialect) Rules() []core.Rule {
-	return []core.Rule{
+	return append([]core.Rule{
 		RuleIPModeVIP, RuleIPModeDefault, RuleIPModeProxy, RuleCLBKeepsSource,
 		RuleStatusIPMode, RuleStatusDisagrees, RuleStatusMixed, RuleStatusHostname,
 		RulePrereqKubernetes, RulePrereqNetwork, RulePrereqCCM, RulePrereqUnknown,
@@ -113,5 +113,5 @@ func (d *Dialect) Rules() []core.Rule {
 		RulePassThrough, RuleNodePortBackends, RulePassThroughNoENI, RuleProxyProtocolVIP,
 		RuleVerify, RuleIngress, RuleOtherClass, RuleOfferInterceptVIP, RuleOfferProxySeparation,
 		RuleProxyNotInEffect, RulePublicCLBKeepsSource, RuleAddressPublic, RuleEBPFKeepsPodSource,
-	}
+	}, driverRules...)
 }

@@ -43,6 +43,25 @@ import (
 //     request's own source (Cilium docs, kube-proxy replacement, session affinity); whether
 //     VKE's managed eBPF forwarding is configured the same way is UNCONFIRMED. kube-proxy modes
 //     are the core's (core.KubeProxyMasquerades). Override: Assumptions.EBPFSourceUnknown.
+//  8. Reading the network model from a live cluster (ReadClusterFacts): VKE's VPC-CNI is Cello,
+//     configured by ConfigMap kube-system/cello-config, whose "conf" JSON has networkMode
+//     eni_shared (the default: IPVlan Pod interfaces) or eni_exclusive (a whole ENI moved into
+//     the Pod); Cello's Cilium replaces kube-proxy and is configured by kube-system/cilium-config;
+//     a Flannel cluster has kube-system/kube-flannel-cfg. Seen in Cello's README and
+//     docs/config.md and in a VKE v1.30 cluster's objects published by imroc/kubernetes-guide
+//     (appendix/vendor/volcengine); UNCONFIRMED that every VKE release keeps these names.
+//     Override: declare dataplane.cni, dataplane.podInterface and proxyMode in the profile
+//     (declared values win), or DriverOptions.NoClusterReads.
+//  9. Reading the cloud-controller-manager's version from a live cluster: the open
+//     volcengine-cloud-controller-manager chart runs it as a Deployment (container
+//     cloud-controller-manager, image .../vke/cloud-controller-manager:v1.35.0-public), so its
+//     image tag is its version. The managed VKE add-on may run outside the cluster (nothing to
+//     read) and whether its tags follow the add-on's version numbers is UNCONFIRMED. Override:
+//     declare ccmVersion (it wins), or DriverOptions.CCMDeployment for another name.
+// 10. The cloud-controller-manager gives a Service created next to another one (a replacement
+//     with the same selector, annotations and ports) its own CLB, and serves both. UNCONFIRMED
+//     beyond the open controller's behaviour (one CLB per Service unless loadbalancer-id);
+//     a replacement of a Service that reuses a CLB is therefore not planned.
 
 // Assumptions overrides the UNCONFIRMED inferences above. The zero value is the default.
 type Assumptions struct {

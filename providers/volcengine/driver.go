@@ -1,0 +1,549 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// DriverOptions configure a Driver. A nil *DriverOptions gives the documented behaviour: the
+// profile's versions, cluster reads where the profile is silent, Proxy allowed (and reported)
+// while clients share nodes with backends, replacements named <name>-vip / <name>-proxy.
+type DriverOptions struct {
+	// Dialect configures the dialect the driver plans with (Driver.Dialect); nil uses the
+	// defaults.
+	Dialect *Options
+	// ServerVersion reads the API server's version; client-go's discovery client implements
+	// it. When set, the server's version decides the Kubernetes prerequisite, whatever the
+	// profile says.
+	ServerVersion ServerVersioner
+	// NoClusterReads stops the driver from reading the network model and the
+	// cloud-controller-manager's version from the cluster (ReadClusterFacts) when the profile
+	// does not declare them.
+	NoClusterReads bool
+	// CCMDeployment is where the cloud-controller-manager runs in the cluster, if it does; the
+	// zero value means DefaultCCMDeployment.
+	CCMDeployment core.ObjectKey
+	// RefuseCoLocatedProxy blocks every plan that creates or keeps a Service in Proxy mode
+	// while a declared client Pod shares a node with one of its ready backends (seed 003:
+	// "客户端 Pod 和服务端 Pod 不能运行在同一个节点上"). Without it such plans go ahead and
+	// list every co-location and the scheduling change that prevents it.
+	RefuseCoLocatedProxy bool
+	// ReplacementName names the new Service of a replacement; nil means DefaultReplacementName.
+	ReplacementName func(svc *corev1.Service, mode core.Path) string
+	// Logger receives the driver's logs (named "volcengine"); nil discards.
+	Logger hclog.Logger
+}
+
+// Driver carries out VKE's remedies for loopguard's Reconciler (core.Driver). VKE's remedies
+// are all in the Service's ip-mode annotation (service.beta.kubernetes.io/volcengine-
+// loadbalancer-ip-mode: VIP | Proxy) and in where client Pods run:
+//
+//   - A Service that does not exist yet is created with the annotation in the creating write
+//     (server-side apply strategy, create-only): the cloud-controller-manager reads the mode
+//     when it creates the CLB, and the annotation cannot be changed afterwards (seed 003).
+//   - An existing Service whose mode would change is replaced: a new Service beside it, with
+//     the new mode, a new CLB and a new address (a disruptive change the Reconciler refuses
+//     unless the policy allows it), then a step for the user to move clients and delete the
+//     old Service. loopguard never deletes a Service.
+//   - Proxy mode needs its prerequisites (Kubernetes >= v1.30, VPC-CNI with IPVlan and eBPF
+//     forwarding, cloud-controller-manager >= v1.43.0): each unmet or unknown one blocks the
+//     plan with a *core.PreconditionError before anything is written.
+//   - Proxy mode keeps clients off the backends' nodes (node separation): the plan lists every
+//     client/backend co-location, the core's loop probability, and the anti-affinity patch per
+//     client workload for the user; it sets externalTrafficPolicy Local where the CLB would
+//     otherwise send to every node.
+//   - After a write, status.loadBalancer.ingress[*].ipMode must show the mode (a core.Check):
+//     while it does not, the Reconciler returns a *core.RetryError that says why and what next.
+//
+// The driver makes no cloud writes (the cloud-controller-manager owns the CLB), so ApplyCloud
+// reports core.ErrUnsupported. Planning only reads. A Driver is safe for concurrent use.
+type Driver struct {
+	dialect   *Dialect
+	version   ServerVersioner
+	reads     bool
+	ccm       core.ObjectKey
+	refuse    bool
+	replaceAs func(*corev1.Service, core.Path) string
+	log       hclog.Logger
+}
+
+var _ core.Driver = (*Driver)(nil)
+
+// NewDriver returns the VKE driver; opts may be nil. A CCMDeployment that names no Deployment is
+// an error matching core.ErrInvalid.
+func NewDriver(opts *DriverOptions) (*Driver, error) {
+	var o DriverOptions
+	if opts != nil {
+		o = *opts
+	}
+	d := &Driver{dialect: NewDialect(o.Dialect), version: o.ServerVersion, reads: !o.NoClusterReads,
+		ccm: o.CCMDeployment, refuse: o.RefuseCoLocatedProxy, replaceAs: o.ReplacementName, log: o.Logger}
+	if d.ccm != (core.ObjectKey{}) && (d.ccm.Kind != "Deployment" || d.ccm.Name == "" || d.ccm.Namespace == "") {
+		return nil, fmt.Errorf("volcengine.DriverOptions: %w: CCMDeployment %v must name a Deployment with its namespace", core.ErrInvalid, d.ccm)
+	}
+	if d.ccm.APIVersion == "" && d.ccm.Kind != "" {
+		d.ccm.APIVersion = "apps/v1"
+	}
+	if d.replaceAs == nil {
+		d.replaceAs = DefaultReplacementName
+	}
+	if d.log == nil {
+		d.log = hclog.NewNullLogger()
+	}
+	d.log = d.log.Named("volcengine")
+	return d, nil
+}
+
+// Dialect returns the dialect the driver plans with. Build the Reconciler with it:
+//
+//	core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(w))
+func (d *Driver) Dialect() *Dialect { return d.dialect }
+
+// ApplyCloud reports core.ErrUnsupported: on VKE the cloud-controller-manager writes the CLB,
+// and loopguard's changes are all in Kubernetes objects.
+func (d *Driver) ApplyCloud(context.Context, *core.Change) error {
+	return &core.KindError{Kind: core.ErrUnsupported, Msg: "the VKE driver makes no cloud changes: the cloud-controller-manager carries the Service's annotations to the CLB"}
+}
+
+var (
+	ingressPath = []core.PathElem{core.F("status"), core.F("loadBalancer"), core.F("ingress")}
+	etpEdit     = core.Edit{Path: []core.PathElem{core.F("spec"), core.F("externalTrafficPolicy")}, Value: string(corev1.ServiceExternalTrafficPolicyLocal)}
+)
+
+func annotationEdit(key, value string) core.Edit {
+	return core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(key)}, Value: value}
+}
+
+func serviceKey(ns, name string) core.ObjectKey {
+	return core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: ns, Name: name}
+}
+
+// modeOf is the ip-mode a remedy means on VKE; "" for remedies that do not set one.
+func modeOf(r core.Remedy) core.Path {
+	switch r {
+	case core.InterceptVIP:
+		return core.PathVIP
+	case core.NodeSeparation:
+		return core.PathProxy
+	}
+	return core.PathUnknown
+}
+
+// planning is the state of one Plan call.
+type planning struct {
+	d    *Driver
+	req  *core.PlanRequest
+	ref  core.ObjectRef
+	key  core.ObjectKey
+	in   *corev1.Service // the object asked about: a manifest, or the live Service
+	inF  ServiceFacts
+	live *corev1.Service // the Service in the cluster, nil when it does not exist
+	lf   ServiceFacts
+
+	profile core.ClusterProfile
+	facts   ClusterFacts
+	prereqs []Prerequisite
+
+	plan     *core.Plan
+	blockers []error
+}
+
+// Plan observes the Service (and, with a reader, the live cluster) and returns the changes that
+// make the decision true. See Driver for what each plan contains. It never writes.
+func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	if req == nil || req.Result == nil {
+		return nil, &core.KindError{Kind: core.ErrInvalid, Msg: "volcengine: Plan needs a request with the evaluation result"}
+	}
+	svc, ok := req.Object.(*corev1.Service)
+	if !ok {
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Object: req.Result.Exposure.Object, Msg: "the VKE driver plans Services only"}
+	}
+	ps := &planning{d: d, req: req, in: svc,
+		ref:  core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
+		key:  serviceKey(svc.Namespace, svc.Name),
+		plan: &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}}
+	inF, errs := ReadService(svc)
+	if err := core.Invalid(ps.ref, errs); err != nil {
+		return nil, err
+	}
+	ps.inF = inF
+	if err := ps.observe(ctx); err != nil {
+		return nil, err
+	}
+	if err := ps.build(ctx); err != nil {
+		return nil, err
+	}
+	if len(ps.blockers) > 0 {
+		ps.plan.Blocked = errors.Join(ps.blockers...)
+	}
+	d.log.Debug("planned", "object", ps.ref.String(), "remedy", string(ps.plan.Decision.Remedy),
+		"changes", len(ps.plan.Changes), "checks", len(ps.plan.Checks), "blocked", ps.plan.Blocked != nil)
+	return ps.plan, nil
+}
+
+// observe reads the live Service and the cluster's prerequisite facts.
+func (ps *planning) observe(ctx context.Context) error {
+	req := ps.req
+	if req.Reader != nil {
+		u, err := req.Reader.Get(ctx, ps.key)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			obj, err := core.TypedFromUnstructured(u)
+			if err != nil {
+				return err
+			}
+			ps.live = obj.(*corev1.Service)
+		}
+	} else if ps.inF.Exists {
+		// Offline: the object carries a uid or a status, so it is the live one.
+		ps.live = ps.in
+	}
+	if ps.live != nil {
+		lf, errs := ReadService(ps.live)
+		if err := core.Invalid(ps.ref, errs); err != nil {
+			return err
+		}
+		ps.lf = lf
+	}
+	if req.Cluster != nil {
+		ps.profile = req.Cluster.Profile
+	}
+	reader := req.Reader
+	if !ps.d.reads {
+		reader = nil
+	}
+	facts, err := ReadClusterFacts(ctx, reader, ps.d.version, ps.d.ccm)
+	if err != nil {
+		return fmt.Errorf("%s: reading the cluster's ip-mode prerequisites: %w", ps.ref, err)
+	}
+	ps.facts = facts
+	ps.plan.Notes = append(ps.plan.Notes, facts.Apply(&ps.profile)...)
+	all := prerequisites(&ps.profile)
+	ps.prereqs = all[:]
+	if facts.ExclusiveENI && ps.profile.Dataplane.PodInterface == "" {
+		n := &ps.prereqs[1]
+		n.Met, n.Kind, n.Missing = core.No, core.PreconditionUnsupported, nil
+		n.Have = "vpc-cni/exclusive ENI/" + orUnknown(string(ps.profile.ProxyMode))
+		n.Reason = RulePrereqNetwork.Because("The cluster's network does not support ip-mode: Cello runs in exclusive-ENI mode, so Pods have no IPVlan interface.")
+	}
+	return nil
+}
+
+func (ps *planning) allMet() bool {
+	for i := range ps.prereqs {
+		if ps.prereqs[i].Met != core.Yes {
+			return false
+		}
+	}
+	return true
+}
+
+func (ps *planning) anyUnmet() bool {
+	for i := range ps.prereqs {
+		if ps.prereqs[i].Met == core.No {
+			return true
+		}
+	}
+	return false
+}
+
+// build decides the target mode and lists the changes, checks and notes.
+func (ps *planning) build(ctx context.Context) error {
+	dec := &ps.req.Result.Decision
+	decided := modeOf(dec.Remedy)
+	target := decided
+	if target == core.PathUnknown {
+		target = ps.inF.IPMode
+	}
+	// A mode the user wrote in a manifest is theirs: following the decision against it would
+	// give them a Service unlike the manifest (and drop the CLB features, or expose the loop,
+	// they did not choose). The live object's annotation is not a request: it records how the
+	// Service was created.
+	if decided != core.PathUnknown && ps.inF.IPModeSet && ps.inF.IPMode != decided && !ps.inF.Exists {
+		ps.blockers = append(ps.blockers, ps.requestedModeError(decided))
+	}
+
+	switch {
+	case ps.live == nil:
+		if done, err := ps.alreadyReplaced(ctx, target); err != nil || done {
+			return err
+		}
+		ps.planCreate(target)
+	default:
+		created := ps.lf.CreatedMode()
+		pending := false
+		if ps.lf.Status != core.PathUnknown && ps.lf.Status != ps.lf.IPMode && ps.lf.IPMode == target {
+			// The annotation asks for the target but the status shows the other mode. With every
+			// prerequisite known met the controller would have honoured it at creation: the
+			// annotation came later, or the Service predates the prerequisites (assumption 5),
+			// and only a new Service helps. Otherwise the controller may be too old, or not done.
+			if ps.allMet() {
+				created = ps.lf.Status
+			} else {
+				created, pending = target, true
+			}
+		}
+		if created == target {
+			ps.planKeep(target, pending)
+		} else if err := ps.planReplace(ctx, created, target); err != nil {
+			return err
+		}
+	}
+	ps.explainRejectedSwitches()
+	if dec.Remedy == core.DNSSteering {
+		ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Resource: "in-cluster clients of " + ps.ref.String(),
+			Field: "address clients use", From: "the CLB address", To: dec.Action, Reason: dec.Reason})
+	}
+	return nil
+}
+
+// requestedModeError explains a manifest whose explicit mode the decision does not follow.
+func (ps *planning) requestedModeError(decided core.Path) error {
+	dec := &ps.req.Result.Decision
+	var how string
+	if ps.inF.IPMode == core.PathProxy {
+		how = "To follow the decision, remove the annotation (VIP is the default) or set it to VIP. To keep Proxy safely, declare the client Pods (" +
+			core.AnnotationClients + " or the profile's clients) so that node separation can be planned, and prefer lb-features."
+	} else {
+		how = "To follow the decision, set the annotation to Proxy. To keep VIP, remove the annotation or use the documented preference."
+	}
+	return &core.PreconditionError{Object: ps.ref, Component: "the ip-mode annotation", Have: string(ps.inF.IPMode),
+		Need: string(decided) + " (the decision: " + string(dec.Remedy) + ")",
+		Reason: RuleRequestedMode.Because("The manifest asks for " + string(ps.inF.IPMode) + " but the decision is " + string(dec.Remedy) +
+			": " + dec.Why + " loopguard does not overwrite a mode you wrote. " + how)}
+}
+
+// alreadyReplaced: the Service is gone but loopguard's replacement of it exists, so the user
+// finished a replacement and the manifest is stale; creating the old name again would make a
+// third CLB.
+func (ps *planning) alreadyReplaced(ctx context.Context, target core.Path) (bool, error) {
+	if ps.req.Reader == nil {
+		return false, nil
+	}
+	name := ps.d.replaceAs(ps.in, target)
+	u, err := ps.req.Reader.Get(ctx, serviceKey(ps.in.Namespace, name))
+	if err != nil || u == nil || u.GetAnnotations()[AnnotationReplaces] != ps.in.Name {
+		return false, err
+	}
+	ps.plan.Notes = append(ps.plan.Notes, RulePlanReplace.Because("Service "+ps.in.Namespace+"/"+ps.in.Name+" was replaced by "+name+
+		" ("+AnnotationReplaces+") and has been deleted; loopguard does not create it again. Update your manifests to "+name+"."))
+	ps.addCheck(serviceKey(ps.in.Namespace, name), target, liveFactsOf(u))
+	return true, nil
+}
+
+func liveFactsOf(u *unstructured.Unstructured) *ServiceFacts {
+	obj, err := core.TypedFromUnstructured(u)
+	if err != nil {
+		return nil
+	}
+	f, _ := ReadService(obj.(*corev1.Service))
+	return &f
+}
+
+// planCreate: the Service does not exist; create it with the mode.
+func (ps *planning) planCreate(target core.Path) {
+	edits := []core.Edit{annotationEdit(AnnotationIPMode, string(target))}
+	sep := ps.separation(target, ps.in)
+	if sep.local {
+		edits = append(edits, etpEdit)
+	}
+	msg := "Service " + ps.ref.Namespace + "/" + ps.ref.Name + " does not exist yet: loopguard creates it with " + AnnotationIPMode + ": " + string(target) +
+		" in the creating write, since the cloud-controller-manager reads the mode once, when it creates the CLB."
+	if sep.local {
+		msg += " It also sets spec.externalTrafficPolicy: Local, so that the CLB sends only to nodes that run a backend."
+	}
+	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &ps.key, Strategy: core.StrategyApply,
+		Create: true, CreateOnly: true, Template: createTemplate(ps.in), Edits: edits,
+		Field: "metadata.annotations[" + AnnotationIPMode + "]", To: string(target), Reason: RulePlanCreate.Because(msg)})
+	if target == core.PathProxy {
+		ps.requirePrerequisites()
+	}
+	ps.addCheck(ps.key, target, nil)
+	sep.finish()
+}
+
+// planKeep: the Service exists with the target mode (or is waiting for the controller).
+func (ps *planning) planKeep(target core.Path, pending bool) {
+	if pending && ps.anyUnmet() {
+		for i := range ps.prereqs {
+			if err := ps.prereqs[i].Err(ps.ref); err != nil && ps.prereqs[i].Met == core.No {
+				ps.blockers = append(ps.blockers, err)
+			}
+		}
+	}
+	sep := ps.separation(target, ps.live)
+	if sep.local {
+		ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &ps.key, Strategy: core.StrategyApply,
+			Edits: []core.Edit{etpEdit}, Field: "spec.externalTrafficPolicy", From: string(ps.live.Spec.ExternalTrafficPolicy), To: string(corev1.ServiceExternalTrafficPolicyLocal),
+			Reason: RuleLocalPolicy.Because("Node separation needs externalTrafficPolicy Local: with Cluster the CLB sends to every node's NodePort, so a client on any node can loop (about 1/N per connection). With Local it sends only to nodes that run a backend; external clients' traffic then also only reaches those nodes, and backends see the client address.")})
+	}
+	ps.addCheck(ps.key, target, &ps.lf)
+	sep.finish()
+}
+
+// planReplace: the Service exists with another mode; create a new one beside it.
+func (ps *planning) planReplace(ctx context.Context, created, target core.Path) error {
+	// The new Service is what the user asks for now: the manifest when one was given (a copy of
+	// the live object could carry annotations a controller wrote about the old CLB), else the
+	// live Service.
+	old, base, baseF := ps.live, ps.live, &ps.lf
+	if !ps.inF.Exists {
+		base, baseF = ps.in, &ps.inF
+	}
+	if ps.lf.Reused() || baseF.Reused() {
+		ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrUnsupported, Object: ps.ref,
+			Msg: RuleReplaceReused.Summary + " Create a Service with " + AnnotationIPMode + ": " + string(target) + " on another CLB yourself, move clients to it, then delete this one (" + string(RuleReplaceReused.Code) + ")."})
+		return nil
+	}
+	name := ps.d.replaceAs(old, target)
+	newKey := serviceKey(old.Namespace, name)
+	var existing *ServiceFacts
+	if ps.req.Reader != nil {
+		u, err := ps.req.Reader.Get(ctx, newKey)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			if u.GetAnnotations()[AnnotationReplaces] != old.Name {
+				ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrConflict, Object: ps.ref,
+					Msg: "Service " + newKey.Namespace + "/" + name + " already exists and is not loopguard's replacement of " + old.Name +
+						" (no " + AnnotationReplaces + ": " + old.Name + "); name the replacement otherwise (DriverOptions.ReplacementName) (" + string(RuleReplaceNameTaken.Code) + ")"})
+				return nil
+			}
+			existing = liveFactsOf(u)
+		}
+	}
+	if existing != nil && existing.IPMode == target && existing.IPModeSet {
+		// Created by an earlier run: only the user's step and the wait remain.
+		ps.plan.Notes = append(ps.plan.Notes, RulePlanReplace.Because("The replacement "+newKey.String()+" exists; what remains is for you to move clients and delete "+ps.key.String()+"."))
+	} else {
+		ps.planReplacement(base, old, newKey, created, target)
+	}
+	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Object: &ps.key,
+		Field: "clients, DNS records, then the Service itself", From: orUnset(strings.Join(ps.lf.Addresses, ", ")), To: "Service " + newKey.Namespace + "/" + name,
+		Reason: RuleMoveClients.Because(moveSteps(old, name, target))})
+	ps.addCheck(newKey, target, existing)
+	ps.separation(target, base).finish()
+	return nil
+}
+
+// planReplacement is the disruptive create of the new Service.
+func (ps *planning) planReplacement(base, old *corev1.Service, newKey core.ObjectKey, created, target core.Path) {
+	name := newKey.Name
+	tmpl, dropped := replacementTemplate(base)
+	edits := []core.Edit{annotationEdit(AnnotationIPMode, string(target)), annotationEdit(AnnotationReplaces, old.Name)}
+	sep := ps.separation(target, base)
+	if sep.local {
+		edits = append(edits, etpEdit)
+	}
+	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &newKey, Strategy: core.StrategyApply,
+		Create: true, CreateOnly: true, Template: tmpl, Edits: edits, Disruptive: true,
+		Field: "metadata.annotations[" + AnnotationIPMode + "]", From: string(created), To: string(target),
+		Reason: RulePlanReplace.Because(ps.replacementCost(old, name, created, target, sep.local, dropped))})
+	if target == core.PathProxy {
+		ps.requirePrerequisites()
+	}
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(no address yet)"
+	}
+	return s
+}
+
+func (ps *planning) replacementCost(old *corev1.Service, name string, created, target core.Path, local bool, dropped []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Service %s/%s was created in %s mode and %s cannot be changed (seed 003): switching to %s needs a new Service. loopguard creates %s/%s beside it, a copy with %s: %s",
+		old.Namespace, old.Name, created, AnnotationIPMode, target, old.Namespace, name, AnnotationIPMode, target)
+	if local {
+		b.WriteString(" and spec.externalTrafficPolicy: Local")
+	}
+	b.WriteString(". It costs: a second CLB with a new address (billed, and counted against the CLB quota, while both exist); every client and DNS record must move to the new address; new NodePorts and ClusterIP")
+	switch target {
+	case core.PathVIP:
+		b.WriteString("; in-cluster clients of the new Service lose the CLB's TLS offload, monitoring, protocol conversion and PROXY protocol/TOA")
+	case core.PathProxy:
+		b.WriteString("; in-cluster traffic of the new Service goes through the CLB (a longer path, CLB bandwidth and connection quota), and client Pods must stay off the backends' nodes")
+	}
+	b.WriteString(". The old Service keeps serving until you delete it.")
+	if len(dropped) > 0 {
+		b.WriteString(" Not copied: " + strings.Join(dropped, "; ") + ".")
+	}
+	return b.String()
+}
+
+func moveSteps(old *corev1.Service, name string, target core.Path) string {
+	ns := old.Namespace
+	return "1. Wait until `kubectl -n " + ns + " get service " + name + " -o jsonpath='{.status.loadBalancer.ingress[*].ip} {.status.loadBalancer.ingress[*].ipMode}'` shows the new CLB address and " + string(target) + ". " +
+		"2. Point in-cluster and external clients and DNS records at the new address (or at the Service name " + name + "." + ns + ".svc). " +
+		"3. Delete the old Service yourself: `kubectl -n " + ns + " delete service " + old.Name + "` (loopguard never deletes it). " +
+		"4. Update your manifests: the Service to keep is " + name + "."
+}
+
+// requirePrerequisites blocks the plan for each ip-mode prerequisite not known to hold.
+func (ps *planning) requirePrerequisites() {
+	for i := range ps.prereqs {
+		if err := ps.prereqs[i].Err(ps.ref); err != nil {
+			ps.blockers = append(ps.blockers, err)
+		}
+	}
+}
+
+// addCheck asks the Reconciler to wait for status.loadBalancer.ingress[*].ipMode. observed is
+// what the checked Service shows now (nil when it does not exist yet).
+func (ps *planning) addCheck(key core.ObjectKey, target core.Path, observed *ServiceFacts) {
+	if observed != nil && observed.HostnameOnly {
+		ps.plan.Notes = append(ps.plan.Notes, RuleStatusHostname.Because(key.String()+" publishes a hostname, which carries no ipMode; loopguard cannot verify the mode from the status."))
+		return
+	}
+	if target == core.PathVIP && ps.prereqs[0].Met != core.Yes {
+		ps.plan.Notes = append(ps.plan.Notes, RuleVerifyWithoutIPMode.Reason())
+		return
+	}
+	ps.plan.Checks = append(ps.plan.Checks, core.Check{Object: key, Each: ingressPath,
+		Edit: core.Edit{Path: []core.PathElem{core.F("ipMode")}, Value: string(target)}, Pending: pendingText(key, target, observed)})
+}
+
+func pendingText(key core.ObjectKey, target core.Path, f *ServiceFacts) string {
+	get := "`kubectl -n " + key.Namespace + " get service " + key.Name + " -o jsonpath='{.status.loadBalancer.ingress[*].ipMode}'`"
+	switch {
+	case f == nil || (f.Status == core.PathUnknown && !f.StatusMixed && len(f.Addresses) == 0):
+		return "the cloud-controller-manager has not published the CLB's address yet: it is still creating the CLB, or no Volcengine cloud-controller-manager serves this Service (check the add-on is installed, and that spec.loadBalancerClass, if set, is " + LoadBalancerClass + "). Next: wait; loopguard looks again, and " + get + " prints " + string(target) + " once it is done."
+	case f.Status == target:
+		return "the status showed ipMode " + string(target) + " when this plan was made; if it no longer does, something changed it since: look at the Service's events (`kubectl -n " + key.Namespace + " describe service " + key.Name + "`)."
+	case f.StatusMixed:
+		return "the ingress points show different ipModes: the cloud-controller-manager is still updating them, or another controller writes the status. Next: wait, then check " + get + "."
+	case f.Status == core.PathUnknown:
+		return "the CLB has an address but the status shows no ipMode: the API server is older than v1.30 (no ipMode field) or the cloud-controller-manager is older than v1.43.0. Next: check both versions; ip-mode needs Kubernetes v1.30 and the cloud-controller-manager add-on v1.43.0 or later."
+	default:
+		return "the status shows ipMode " + string(f.Status) + " but the annotation asks for " + string(target) + ": the cloud-controller-manager is older than v1.43.0 (upgrade the add-on; Volcengine docs 6460/159826), or it has not reconciled the Service yet. Next: check the add-on's version and declare it (ccmVersion); once it is known to be v1.43.0 or later, a Service that still shows " + string(f.Status) + " was created before ip-mode could take effect, and loopguard plans a new one."
+	}
+}
+
+// explainRejectedSwitches notes what a remedy rejected as disruptive would have cost.
+func (ps *planning) explainRejectedSwitches() {
+	for _, rj := range ps.req.Result.Decision.Rejected {
+		if rj.Reason.Code != core.RuleDecideDisruptive.Code {
+			continue
+		}
+		action := ""
+		for i := range ps.req.Result.Offers {
+			if ps.req.Result.Offers[i].Remedy == rj.Remedy {
+				action = ps.req.Result.Offers[i].Action
+			}
+		}
+		ps.plan.Notes = append(ps.plan.Notes, RuleSwitchNeedsReplacement.Because(string(rj.Remedy)+" would switch "+ps.ref.String()+
+			" to "+string(modeOf(rj.Remedy))+": "+action+". That means a new CLB and address for every client; allow disruptive changes (policy allowDisruptive) to have loopguard plan it."))
+	}
+}
