@@ -133,12 +133,17 @@ func Launch(opts ...Option) (*Server, error) {
 	// default/kubernetes Endpoints object, which no loopguard test reads.
 	args.Set("endpoint-reconciler-type", "none")
 	args.Set("advertise-address", "127.0.0.1")
-	userSet := map[string]bool{}
+	reconciler, advertiseSet := "none", false
 	for _, f := range o.flags {
 		args.Set(f[0], f[1:]...)
-		userSet[f[0]] = true
+		switch f[0] {
+		case "endpoint-reconciler-type":
+			reconciler = strings.Join(f[1:], ",")
+		case "advertise-address":
+			advertiseSet = true
+		}
 	}
-	if userSet["endpoint-reconciler-type"] && !userSet["advertise-address"] {
+	if reconciler != "none" && !advertiseSet {
 		// A test that wants the reconciler back needs a routable host; let kube-apiserver
 		// pick the address as it would in a cluster, instead of exiting on ours.
 		args.Disable("advertise-address")
