@@ -2,6 +2,7 @@ package volcengine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -383,9 +384,18 @@ func (ps *planning) planKeep(target core.Path, pending bool) {
 	}
 	sep := ps.separation(target, ps.live)
 	if sep.local {
-		ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &ps.key, Strategy: core.StrategyApply,
-			Edits: []core.Edit{etpEdit}, Field: "spec.externalTrafficPolicy", From: string(ps.live.Spec.ExternalTrafficPolicy), To: string(corev1.ServiceExternalTrafficPolicyLocal),
-			Reason: RuleLocalPolicy.Because("Node separation needs externalTrafficPolicy Local: with Cluster the CLB sends to every node's NodePort, so a client on any node can loop (about 1/N per connection). With Local it sends only to nodes that run a backend; external clients' traffic then also only reaches those nodes, and backends see the client address.")})
+		ch := core.Change{By: core.WriterCluster, Object: &ps.key, Strategy: core.StrategyApply,
+			Edits: []core.Edit{etpEdit}, Field: "spec.externalTrafficPolicy", From: string(ps.live.Spec.ExternalTrafficPolicy), To: string(corev1.ServiceExternalTrafficPolicyLocal)}
+		why := "Node separation needs externalTrafficPolicy Local: with Cluster the CLB sends to every node's NodePort, so a client on any node can loop (about 1/N per connection). With Local it sends only to nodes that run a backend; external clients' traffic then also only reaches those nodes, and backends see the client address."
+		if owner := ownerOf(ps.live, "f:spec", "f:externalTrafficPolicy"); owner != "" {
+			// Server-side apply would report a conflict, and loopguard never forces: the field
+			// is the owner's to change (client-side creators own the defaulted Cluster too).
+			ch.By, ch.Strategy = core.WriterUser, ""
+			ch.To = "kubectl -n " + ps.key.Namespace + " patch service " + ps.key.Name + ` -p '{"spec":{"externalTrafficPolicy":"Local"}}'`
+			why += " The field belongs to field manager " + quote(owner) + ", so loopguard leaves the change to you (or to that manager's source)."
+		}
+		ch.Reason = RuleLocalPolicy.Because(why)
+		ps.plan.Changes = append(ps.plan.Changes, ch)
 	}
 	ps.addCheck(ps.key, target, &ps.lf)
 	sep.finish()
@@ -546,4 +556,27 @@ func (ps *planning) explainRejectedSwitches() {
 		ps.plan.Notes = append(ps.plan.Notes, RuleSwitchNeedsReplacement.Because(string(rj.Remedy)+" would switch "+ps.ref.String()+
 			" to "+string(modeOf(rj.Remedy))+": "+action+". That means a new CLB and address for every client; allow disruptive changes (policy allowDisruptive) to have loopguard plan it."))
 	}
+}
+
+// ownerOf returns a field manager other than loopguard's that owns the field at path (in
+// managedFields' "f:" notation), or "".
+func ownerOf(svc *corev1.Service, path ...string) string {
+	for _, mf := range svc.ManagedFields {
+		if mf.Manager == core.FieldManager || mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		var fields map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+			continue
+		}
+		var cur any = fields
+		for _, p := range path {
+			m, _ := cur.(map[string]any)
+			cur = m[p]
+		}
+		if cur != nil {
+			return mf.Manager
+		}
+	}
+	return ""
 }
