@@ -206,3 +206,35 @@ var forbiddenInCore = []string{
 	"github.com/loopguard/loopguard/providers",
 	"github.com/loopguard/loopguard/adapters",
 }
+
+// The README's top must show the two commands a newcomer runs (issue 2), and .ci/run must
+// run the second.
+func TestREADMEStartsWithTheTwoCommands(t *testing.T) {
+	t.Chdir(repoRoot)
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "```")
+	end := strings.Index(readme[start+3:], "```")
+	if start < 0 || end < 0 || start > 400 {
+		t.Fatalf("README.md does not open with a code block")
+	}
+	block := readme[start : start+3+end]
+	for _, cmd := range []string{"go run ./cmd/loopguard assess -f examples/manifests", "make test"} {
+		if !strings.Contains(block, cmd) {
+			t.Errorf("README.md's first code block lacks %q", cmd)
+		}
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "\nmake test\n") || !strings.Contains(string(ci), "set -euo pipefail") {
+		t.Errorf(".ci/run does not run make test under set -euo pipefail")
+	}
+	if info, err := os.Stat(".ci/run"); err != nil || info.Mode()&0o111 == 0 {
+		t.Errorf(".ci/run is not executable")
+	}
+}
