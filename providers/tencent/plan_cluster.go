@@ -420,7 +420,10 @@ const autoConfigRetry = 15 * time.Second
 
 // entryValue reads list[idx][field] of a config as text, or def when absent.
 func entryValue(u *unstructured.Unstructured, list string, idx int, field, def string) string {
-	l, _, _ := unstructured.NestedSlice(u.Object, "spec", "loadBalancer", list)
+	// Walk the maps rather than call unstructured.NestedSlice, which deep-copies the list.
+	spec, _ := u.Object["spec"].(map[string]any)
+	lb, _ := spec["loadBalancer"].(map[string]any)
+	l, _ := lb[list].([]any)
 	if idx < 0 || idx >= len(l) {
 		return def
 	}
