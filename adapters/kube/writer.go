@@ -178,3 +178,8 @@ func classify(key core.ObjectKey, err error) error {
 	}
 	return err
 }
+
+// isNotServed reports an error for a resource the cluster does not serve.
+func isNotServed(err error) bool {
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
+}

@@ -19,7 +19,9 @@ import (
 	"github.com/loopguard/loopguard/internal/apiserver"
 )
 
-var server = apiserver.NewShared(apiserver.WithCRDPaths("testdata/widget-crd.yaml"))
+// server is one real kube-apiserver for the package, with a test CRD and the project's
+// TkeServiceConfig CRD installed.
+var server = apiserver.NewShared(apiserver.WithCRDPaths("testdata/widget-crd.yaml", "../../providers/tencent/crds"))
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
@@ -152,7 +154,7 @@ func TestUpdateDetectsConcurrentWriters(t *testing.T) {
 
 func TestUnservedKindIsUnsupported(t *testing.T) {
 	w, _, ns := writer(t)
-	_, err := w.Get(context.Background(), core.ObjectKey{APIVersion: "cloud.tencent.com/v1alpha1", Kind: "TkeServiceConfig", Namespace: ns, Name: "x"})
+	_, err := w.Get(context.Background(), core.ObjectKey{APIVersion: "cloud.example.com/v1", Kind: "Gadget", Namespace: ns, Name: "x"})
 	if !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("err = %v, want ErrUnsupported naming the missing CRD", err)
 	}

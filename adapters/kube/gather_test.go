@@ -1,0 +1,106 @@
+package kube_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/loopguard/loopguard/adapters/kube"
+	"github.com/loopguard/loopguard/adapters/manifest"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/tencent"
+)
+
+var tkeServiceConfigs = schema.GroupVersionResource{Group: "cloud.tencent.com", Version: "v1alpha1", Resource: "tkeserviceconfigs"}
+
+// TestGatherSeesWhatTheYAMLSays writes a cluster's manifests to a real API server, reads them
+// back with Gather, and requires loopguard to reach the same verdicts and decisions from both:
+// whatever the server adds (defaults, UIDs, NodePorts, managed fields) must not change them.
+func TestGatherSeesWhatTheYAMLSays(t *testing.T) {
+	srv := server.Get(t)
+	ns := srv.Namespace(t)
+	ctx := context.Background()
+	w, err := kube.NewWriter(srv.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r manifest.Reader
+	set, errs := r.Read("testdata/tke-cluster.yaml")
+	if len(errs) > 0 || len(set.Profiles) != 1 {
+		t.Fatalf("read fixture: %v (profiles %d)", errs, len(set.Profiles))
+	}
+	profile := *set.Profiles[0].Profile
+	var fromYAML []runtime.Object
+	for _, o := range set.Objects {
+		obj := o.Object.DeepCopyObject()
+		if m, ok := obj.(interface{ SetNamespace(string) }); ok && obj.GetObjectKind().GroupVersionKind().Kind != "Node" {
+			m.SetNamespace(ns)
+		}
+		fromYAML = append(fromYAML, obj)
+		u := &unstructured.Unstructured{}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			t.Fatal(err)
+		}
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "status")
+		if err := w.Create(ctx, u); err != nil {
+			t.Fatalf("create %s: %v", u.GetName(), err)
+		}
+	}
+	live, err := kube.Gather(ctx, srv.Config(), &kube.GatherOptions{Namespace: ns, Custom: []schema.GroupVersionResource{tkeServiceConfigs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other tests share the server; keep the Nodes of this fixture only.
+	var mine []runtime.Object
+	for _, o := range live {
+		if n, ok := o.(interface{ GetName() string }); ok && o.GetObjectKind().GroupVersionKind().Kind == "Node" && n.GetName()[:7] != "gather-" {
+			continue
+		}
+		mine = append(mine, o)
+	}
+	want := evaluate(t, profile, fromYAML)
+	got := evaluate(t, profile, mine)
+	if len(want) != 4 {
+		t.Fatalf("evaluated %d objects from YAML, want 4", len(want))
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(core.Probability{})); diff != "" {
+		t.Errorf("verdicts from the live cluster differ from the YAML's (-yaml +live):\n%s", diff)
+	}
+}
+
+type verdict struct {
+	Exposure   core.Exposure
+	Assessment core.Assessment
+	Decision   core.Decision
+}
+
+func evaluate(t *testing.T, p core.ClusterProfile, objs []runtime.Object) map[string]verdict {
+	t.Helper()
+	c, err := core.NewCluster(p, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tencent.NewDialect(nil)
+	out := map[string]verdict{}
+	for _, o := range objs {
+		switch k := o.GetObjectKind().GroupVersionKind().Kind; k {
+		case "Service", "Ingress":
+			res, err := core.Evaluate(d, o, c, p.Policy)
+			if err != nil {
+				t.Fatalf("evaluate %s: %v", k, err)
+			}
+			out[res.Exposure.Object.String()] = verdict{res.Exposure, res.Assessment, res.Decision}
+		}
+	}
+	return out
+}
