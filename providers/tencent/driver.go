@@ -357,7 +357,9 @@ func (pr *planning) blockUnmet() {
 		case core.PreconditionImmutable:
 			pr.block(&core.KindError{Kind: core.ErrImmutable, Object: pr.plan.Object, Msg: u.Reason.Message + " (" + string(u.Reason.Code) + ")"})
 		default:
-			pr.block(&core.PreconditionError{Object: pr.plan.Object, Component: string(u.Kind), Need: u.Reason.Message, Reason: u.Reason})
+			// A version or a fact this plan has no specific check for: the offer's reason
+			// says what is missing.
+			pr.block(&core.KindError{Kind: core.ErrPrecondition, Object: pr.plan.Object, Msg: u.Reason.Message + " (" + string(u.Reason.Code) + ")"})
 		}
 	}
 }

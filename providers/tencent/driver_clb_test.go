@@ -486,6 +486,21 @@ func TestDirectNoCLBYet(t *testing.T) {
 	}
 }
 
+// TestDirectReadsLiveCLBID: the host's copy of the Service predates TKE's loadbalance-id
+// annotation; the plan reads the live Service and finds the CLB.
+func TestDirectReadsLiveCLBID(t *testing.T) {
+	cl := startCloud(t, nil)
+	cl.seedLB(t, lbID, "TCP/80")
+	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
+	stale := privateService("web", nil, "TCP/80")
+	fresh := stale.DeepCopy()
+	fresh.Annotations[tencent.AnnotationLoadBalancerID] = lbID
+	p, _ := planFor(t, drv, stale, cluster(t, ipvsProfile(tencent.CapL4SNAT), stale), snatPolicy, newMemCluster(toUnstructured(t, fresh)))
+	if p.Blocked != nil || len(p.Changes) != 1 || p.Changes[0].Params[tencent.ParamLoadBalancerID] != lbID {
+		t.Errorf("plan %v, blocked %v", p, p.Blocked)
+	}
+}
+
 // TestApplyCloudRejectsForeignChanges: ApplyCloud takes only changes the driver planned.
 func TestApplyCloudRejectsForeignChanges(t *testing.T) {
 	cl := startCloud(t, nil)

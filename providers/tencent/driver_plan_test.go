@@ -67,6 +67,17 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantBlocked: core.ErrPrecondition,
 			wantNeed:    "v1.18.4-tke.20",
 		},
+		"proxy mode unknown": {
+			reason:  "prevent-loopback needs IPVS, and the profile does not say the mode; forced, the plan is refused",
+			svc:     privateService("web", nil, "TCP/80"),
+			profile: core.ClusterProfile{Provider: tencent.Name},
+			force:   true,
+			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
+				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
+				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+			wantBlocked: core.ErrPrecondition,
+		},
 		"iptables": {
 			reason:  "prevent-loopback only matters in IPVS mode; forced, the plan says so",
 			svc:     privateService("web", nil, "TCP/80"),

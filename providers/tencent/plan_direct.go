@@ -202,7 +202,11 @@ const directRetry = 15 * time.Second
 // ModifyListener for each of the object's listeners that lacks the attribute.
 func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribute string, caps []core.Capability, reason core.Reason) error {
 	pr.ensureNotes(RuleDirectCLB.Reason())
-	lbID, err := pr.d.lbID(pr.req.Object)
+	obj, err := pr.liveObject(ctx)
+	if err != nil {
+		return err
+	}
+	lbID, err := pr.d.lbID(obj)
 	if err != nil {
 		return err
 	}
@@ -247,6 +251,34 @@ func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribut
 	}
 	pr.checkAllowlists(caps)
 	return nil
+}
+
+// liveObject returns the object with its live annotations: TKE's controller records the CLB
+// it created in an annotation after the host may have read the object.
+func (pr *planning) liveObject(ctx context.Context) (runtime.Object, error) {
+	key, ok := core.KeyOf(pr.req.Object)
+	if !ok || pr.req.Reader == nil {
+		return pr.req.Object, nil
+	}
+	switch o := pr.req.Object.(type) {
+	case *corev1.Service:
+		ann, err := pr.liveAnnotations(ctx, key, o.Annotations)
+		if err != nil {
+			return nil, err
+		}
+		c := *o
+		c.Annotations = ann
+		return &c, nil
+	case *networkingv1.Ingress:
+		ann, err := pr.liveAnnotations(ctx, key, o.Annotations)
+		if err != nil {
+			return nil, err
+		}
+		c := *o
+		c.Annotations = ann
+		return &c, nil
+	}
+	return pr.req.Object, nil
 }
 
 // ApplyCloud makes one direct-mode change: it reads the listener (already on is success),
