@@ -80,13 +80,17 @@ func SameNode(svc *corev1.Service, c *core.Cluster, clients labels.Selector) []C
 	if len(svc.Spec.Selector) > 0 {
 		own = labels.SelectorFromSet(svc.Spec.Selector)
 	}
+	onNode := make(map[string]int, len(pl.Backends))
+	for _, b := range pl.Backends {
+		onNode[b.Node] = b.Count
+	}
 	var out []CoLocation
 	for _, pod := range c.Pods() {
 		node := pod.Spec.NodeName
 		if node == "" || !clients.Matches(labels.Set(pod.Labels)) || !running(pod) {
 			continue
 		}
-		if n := pl.BackendsOn(node); n > 0 {
+		if n := onNode[node]; n > 0 {
 			out = append(out, CoLocation{Client: pod.Namespace + "/" + pod.Name, Node: node, Backends: n, Total: total,
 				Backend: own != nil && pod.Namespace == svc.Namespace && own.Matches(labels.Set(pod.Labels))})
 		}
