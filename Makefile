@@ -10,11 +10,15 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-.PHONY: test build lint bench fuzz update help
+.PHONY: test race build lint bench fuzz update help
 
 ## test: run every package's tests (the README's test command)
 test:
 	$(GO) test ./...
+
+## race: the CLI's and the manifest reader's tests under the race detector (needs cgo)
+race:
+	CGO_ENABLED=1 $(GO) test -race ./cmd/loopguard ./adapters/manifest
 
 ## build: build the CLI into bin/loopguard
 build:

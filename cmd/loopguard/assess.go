@@ -447,9 +447,9 @@ func exposures(set *manifest.Set) []*exposure {
 	return order
 }
 
-// outcome is the evaluation of one exposure.
+// outcome is the evaluation of one exposure, converted to the report's form.
 type outcome struct {
-	res *core.Result
+	res Result
 	err error
 }
 
@@ -482,18 +482,21 @@ func evaluateAll(newDialect func() core.Dialect, set *manifest.Set, c *core.Clus
 					return
 				}
 				res, err := evaluate(d, exps[i].obj.Object, c, policy)
-				outs[i] = outcome{res, err}
+				if err != nil {
+					outs[i].err = err
+					continue
+				}
+				outs[i].res = resultOf(res, exps[i].obj.Source.String())
 			}
 		}()
 	}
 	wg.Wait()
 	for i, e := range exps {
-		res, err := outs[i].res, outs[i].err
+		r, err := outs[i].res, outs[i].err
 		loc := e.obj.Source.String()
 		ref := e.obj.Ref()
 		switch {
 		case err == nil:
-			r := resultOf(res, loc)
 			if r.Provider == "" {
 				r.Provider = dialectName
 			}

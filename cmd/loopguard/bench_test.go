@@ -150,3 +150,36 @@ func TestGeneratedClusterIsAssessed(t *testing.T) {
 		}
 	}
 }
+
+// A report large enough to be evaluated on several goroutines must come out as the sequential
+// path writes it, and as encoding/json would (run under -race by make race).
+func TestLargeReportIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	writeCluster(t, dir, 1200, 10)
+	one := &assessOptions{files: []string{dir}, output: "json", workers: 1, set: func(string) bool { return false }}
+	many := &assessOptions{files: []string{dir}, output: "json", workers: 8, set: func(string) bool { return false }}
+	r1, err := assess(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := assess(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref, fast1, fast2 bytes.Buffer
+	if err := renderJSON(&ref, r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReportJSON(&fast1, r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReportJSON(&fast2, r2); err != nil {
+		t.Fatal(err)
+	}
+	if ref.String() != fast1.String() {
+		t.Errorf("the chunked JSON writer differs from encoding/json")
+	}
+	if fast1.String() != fast2.String() {
+		t.Errorf("8 workers and 1 worker give different reports")
+	}
+}

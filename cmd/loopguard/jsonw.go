@@ -73,7 +73,7 @@ func (j *jw) end(c byte) {
 		j.newline()
 	}
 	j.buf = append(j.buf, c)
-	if len(j.buf) >= 48*1024 {
+	if len(j.buf) >= 48*1024 && j.w != nil {
 		j.flush()
 	}
 }
