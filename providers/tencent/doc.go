@@ -29,7 +29,27 @@
 // confirms is gathered in one file, unconfirmed.go, and each guess can be overridden through
 // Options or loopguard.io annotations.
 //
-// Writes (issue 4) build on ServiceConfig, ServiceListeners, IngressListeners,
-// ServiceConfigName and IngressConfigName; ServiceConfig is a read view, so writers patch the
-// original TkeServiceConfig and keep every field loopguard does not model.
+// Driver (NewDriver) carries the decisions out for core.Reconciler (core.Driver). Planning
+// observes only, and a plan is empty when the decision already holds:
+//
+//   - intercept-vip: the prevent-loopback annotation, by server-side apply; refused with a
+//     *core.PreconditionError naming the minimum revision when kube-proxy is known to be too
+//     old; the plan's notes carry FAQ Q3's caveats (health checks from 100.64.0.0/10,
+//     existing long connections keep the CLB path).
+//   - lb-snat on a Service: snatEnable: true on exactly the Service's (protocol, port) entries
+//     of spec.loadBalancer.l4Listeners in the referenced or -auto TkeServiceConfig, by
+//     read-modify-write with the resourceVersion (its CRD has no list-map markers); an object
+//     without a config gets <name>-loopguard and then the reference annotation.
+//   - lb-snat on an Ingress: l7Listeners[].snatEnable: true (ingress controller >= v2.9.0) or
+//     keepaliveEnable: 1 (older); an unknown version is refused, not guessed.
+//   - ModeDirect, for hosts that own the CLB: ModifyListener (SnatEnable, KeepaliveEnable)
+//     through the official SDK client, waited on with DescribeTaskStatus and read back with
+//     DescribeListeners, under a client-side rate limiter per action with backoff.
+//
+// SNAT needs CLB allowlists (Capabilities). A plan that would write without them is blocked
+// with a *core.AllowlistError naming the capability and what to ask support for; the cloud's
+// own refusals are classified the same way and remembered. Every edit touches only its own
+// leaves, so fields, listeners and annotations loopguard does not own survive. crds/ holds a
+// TkeServiceConfig CRD the project wrote for tests against a real API server; docs/tke.md is
+// the user's guide.
 package tencent

@@ -344,3 +344,18 @@ spec: {loadBalancer: {l7Listeners: [{protocol: HTTP, port: 80, keepaliveEnable: 
 		t.Errorf("create with keepaliveEnable: true: %v, want a schema error", err)
 	}
 }
+
+// TestAPIServerInterceptVIPRespectsOwner: prevent-loopback: "false" written by another manager
+// is that manager's; server-side apply without force reports the conflict and loopguard does
+// not overwrite it.
+func TestAPIServerInterceptVIPRespectsOwner(t *testing.T) {
+	l := newLive(t)
+	svc := l.createService(privateService("web", map[string]string{tencent.AnnotationPreventLoopback: "false"}, "TCP/80"))
+	_, err := l.reconcile(l.writer, ipvsProfile(), core.Policy{}, svc)
+	if !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("error %v, want a conflict", err)
+	}
+	if v := l.service("web").Annotations[tencent.AnnotationPreventLoopback]; v != "false" {
+		t.Errorf("annotation = %q, want the owner's \"false\"", v)
+	}
+}
