@@ -326,6 +326,12 @@ spec:
 			if _, ok := entry["domains"]; !ok || len(list) != 1 {
 				t.Errorf("the listener's domains or the list changed: %v", list)
 			}
+			// Second run with the live config: nothing loops, nothing is written.
+			rv := after.GetResourceVersion()
+			out, err = l.reconcile(l.writer, prof, core.Policy{}, ing, after)
+			if err != nil || len(out.Written) != 0 || l.config("web-auto-ingress-config").GetResourceVersion() != rv {
+				t.Errorf("second run: decision %s, written %v, err %v", out.Plan.Decision.Remedy, out.Written, err)
+			}
 		})
 	}
 }

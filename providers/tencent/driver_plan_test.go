@@ -390,6 +390,16 @@ spec:
 					t.Errorf("notes %v lack %s", noteCodes(p), code)
 				}
 			}
+			// Idempotence: with the edits made, the same decision plans nothing.
+			for _, e := range got {
+				if _, err := e.ApplyTo(u.Object); err != nil {
+					t.Fatal(err)
+				}
+			}
+			again, err := d.Plan(context.Background(), &core.PlanRequest{Object: ing, Cluster: c, Result: res, Reader: newMemCluster(toUnstructured(t, ing), u)})
+			if err != nil || len(again.Changes) != 0 || again.Blocked != nil {
+				t.Errorf("second plan %v (blocked %v, err %v), want empty", again, again.Blocked, err)
+			}
 		})
 	}
 }
