@@ -13,6 +13,7 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/service/clb"
 	sdk "github.com/volcengine/volcengine-go-sdk/volcengine"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/request"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/volcengineerr"
 	corev1 "k8s.io/api/core/v1"
@@ -314,4 +315,30 @@ func readyProfile() core.ClusterProfile {
 	return core.ClusterProfile{APIVersion: core.ProfileAPIVersion, Kind: core.ProfileKind, Provider: volcengine.Name,
 		KubernetesVersion: "v1.32.2", CCMVersion: "v1.43.0", ProxyMode: core.ProxyModeEBPF,
 		Dataplane: core.DataplaneProfile{CNI: "vpc-cni", PodInterface: "ipvlan"}}
+}
+
+// terseListings wraps the SDK client and drops ProxyProtocolType from DescribeListeners'
+// entries, as a listing that carries fewer fields than the attributes call would.
+type terseListings struct{ *clb.CLB }
+
+func (c terseListings) DescribeListenersWithContext(ctx sdk.Context, in *clb.DescribeListenersInput, opts ...request.Option) (*clb.DescribeListenersOutput, error) {
+	out, err := c.CLB.DescribeListenersWithContext(ctx, in, opts...)
+	if out != nil {
+		for _, l := range out.Listeners {
+			l.ProxyProtocolType = nil
+		}
+	}
+	return out, err
+}
+
+// When a listing does not say, the reader asks DescribeListenerAttributes per listener.
+func TestCLBReaderFallsBackToListenerAttributes(t *testing.T) {
+	srv, client := cloud(t, reusedPrivate)
+	f, ok, err := volcengine.NewCLBReader(terseListings{client}, nil).ReadCLB(context.Background(), "clb-reused", volcengine.ListenerKey{Protocol: "TCP", Port: 80})
+	if err != nil || !ok || f.ProxyProtocol != core.Yes || f.Listeners[1].ProxyProtocol != core.No {
+		t.Fatalf("ReadCLB: %+v, %v, %v", f, ok, err)
+	}
+	if n := len(srv.CallsTo("DescribeListenerAttributes")); n != 2 {
+		t.Errorf("DescribeListenerAttributes calls = %d, want one per listener", n)
+	}
 }

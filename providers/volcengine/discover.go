@@ -40,6 +40,8 @@ type ClusterFacts struct {
 	// CCMVersion is the cloud-controller-manager's image tag, when it runs in the cluster.
 	CCMVersion string
 	Reasons    []core.Reason
+	// Unreadable says which objects the reader could not read (RBAC, a failing API), and why.
+	Unreadable []core.Reason
 }
 
 // Objects read by ReadClusterFacts (assumption 8 and 9 in unconfirmed.go).
@@ -54,27 +56,46 @@ var (
 
 // ReadClusterFacts reads the ip-mode prerequisites from a live cluster: the server version
 // through v (when not nil), and through r (when not nil) Cello's and Cilium's ConfigMaps and
-// the cloud-controller-manager's Deployment (ccm; the zero key means DefaultCCMDeployment).
-// An object that is absent, or that the reader cannot serve, says nothing; a failed server
-// version read is an error, since a host that passed v relies on it.
+// the cloud-controller-manager's Deployment (ccm; the zero key means DefaultCCMDeployment). An
+// object that is absent or that the reader cannot serve says nothing, and one it may not read
+// (RBAC) is noted in Reasons and says nothing either: these reads only fill what a profile
+// leaves out. A failed server version read is an error, since a host that passed v relies on it.
 func ReadClusterFacts(ctx context.Context, r core.ClusterReader, v ServerVersioner, ccm core.ObjectKey) (ClusterFacts, error) {
 	var f ClusterFacts
-	if v != nil {
-		info, err := v.ServerVersion()
-		if err != nil {
-			return f, err
-		}
-		if info != nil && info.GitVersion != "" {
-			f.KubernetesVersion = info.GitVersion
-			f.Reasons = append(f.Reasons, RuleServerVersion.Because("The API server reports "+info.GitVersion+" (discovery)."))
-		}
-	}
-	if r == nil {
-		return f, nil
-	}
-	if cm, err := get(ctx, r, celloConfigKey); err != nil {
+	if err := f.readVersion(v); err != nil {
 		return f, err
-	} else if cm != nil {
+	}
+	f.readObjects(ctx, r, ccm)
+	return f, nil
+}
+
+func (f *ClusterFacts) readVersion(v ServerVersioner) error {
+	if v == nil {
+		return nil
+	}
+	info, err := v.ServerVersion()
+	if err != nil {
+		return err
+	}
+	if info != nil && info.GitVersion != "" {
+		f.KubernetesVersion = info.GitVersion
+		f.Reasons = append(f.Reasons, RuleServerVersion.Because("The API server reports "+info.GitVersion+" (discovery)."))
+	}
+	return nil
+}
+
+func (f *ClusterFacts) readObjects(ctx context.Context, r core.ClusterReader, ccm core.ObjectKey) {
+	if r == nil {
+		return
+	}
+	read := func(key core.ObjectKey, rule core.Rule) *unstructured.Unstructured {
+		u, err := r.Get(ctx, key)
+		if err != nil && !errors.Is(err, core.ErrUnsupported) {
+			f.Unreadable = append(f.Unreadable, rule.Because("Could not read "+key.String()+": "+err.Error()+"; the profile decides."))
+		}
+		return u
+	}
+	if cm := read(celloConfigKey, RuleClusterNetwork); cm != nil {
 		f.CNI = "vpc-cni"
 		mode := celloNetworkMode(cm)
 		switch mode {
@@ -87,24 +108,20 @@ func ReadClusterFacts(ctx context.Context, r core.ClusterReader, v ServerVersion
 		default:
 			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cello-config sets networkMode "+quote(mode)+", which loopguard does not know."))
 		}
-	} else if cm, err := get(ctx, r, flannelConfigKey); err != nil {
-		return f, err
-	} else if cm != nil {
+	} else if cm := read(flannelConfigKey, RuleClusterNetwork); cm != nil {
 		f.CNI = "flannel"
 		f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/kube-flannel-cfg is present: the Flannel network model."))
 	}
-	if cm, err := get(ctx, r, ciliumConfigKey); err != nil {
-		return f, err
-	} else if cm != nil && f.CNI == "vpc-cni" {
-		f.ProxyMode = core.ProxyModeEBPF
-		f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cilium-config is present next to Cello: Cilium replaces kube-proxy (eBPF service forwarding)."))
+	if f.CNI == "vpc-cni" {
+		if cm := read(ciliumConfigKey, RuleClusterNetwork); cm != nil {
+			f.ProxyMode = core.ProxyModeEBPF
+			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cilium-config is present next to Cello: Cilium replaces kube-proxy (eBPF service forwarding)."))
+		}
 	}
 	if ccm == (core.ObjectKey{}) {
 		ccm = DefaultCCMDeployment
 	}
-	if dep, err := get(ctx, r, ccm); err != nil {
-		return f, err
-	} else if dep != nil {
+	if dep := read(ccm, RuleClusterCCM); dep != nil {
 		if tag, image := ccmImageTag(dep); tag != "" {
 			if _, ok := parseVersion(tag); ok {
 				f.CCMVersion = tag
@@ -112,16 +129,6 @@ func ReadClusterFacts(ctx context.Context, r core.ClusterReader, v ServerVersion
 			}
 		}
 	}
-	return f, nil
-}
-
-// get reads an object; a kind the cluster does not serve counts as absent.
-func get(ctx context.Context, r core.ClusterReader, key core.ObjectKey) (*unstructured.Unstructured, error) {
-	u, err := r.Get(ctx, key)
-	if errors.Is(err, core.ErrUnsupported) {
-		return nil, nil
-	}
-	return u, err
 }
 
 // celloNetworkMode reads networkMode from cello-config's "conf" JSON (Cello docs/config.md).
@@ -159,15 +166,28 @@ func ccmImageTag(dep *unstructured.Unstructured) (tag, image string) {
 // Apply writes the facts into a profile. The server's version replaces the profile's, since the
 // server knows; the network and CCM facts only fill what the profile leaves empty, since they
 // rest on object names no public document guarantees (unconfirmed.go) and the user's
-// declaration must win. It returns reasons for what it changed or found contradicted.
+// declaration must win. It returns the reasons for what it changed, and for a profile the
+// server contradicts; applying the same facts again returns none.
 func (f *ClusterFacts) Apply(p *core.ClusterProfile) []core.Reason {
 	var out []core.Reason
+	of := func(c core.Code) []core.Reason {
+		var rs []core.Reason
+		for _, r := range f.Reasons {
+			if r.Code == c {
+				rs = append(rs, r)
+			}
+		}
+		return rs
+	}
 	if f.KubernetesVersion != "" && p.KubernetesVersion != f.KubernetesVersion {
 		if p.KubernetesVersion != "" {
 			out = append(out, RuleServerVersion.Because("The profile says Kubernetes "+p.KubernetesVersion+" but the API server reports "+f.KubernetesVersion+"; loopguard uses the server's."))
+		} else {
+			out = append(out, of(RuleServerVersion.Code)...)
 		}
 		p.KubernetesVersion = f.KubernetesVersion
 	}
+	network := false
 	fill := func(dst *string, v string) bool {
 		if *dst == "" && v != "" {
 			*dst = v
@@ -175,15 +195,17 @@ func (f *ClusterFacts) Apply(p *core.ClusterProfile) []core.Reason {
 		}
 		return false
 	}
-	changed := fill(&p.Dataplane.CNI, f.CNI)
-	changed = fill(&p.Dataplane.PodInterface, f.PodInterface) || changed
+	network = fill(&p.Dataplane.CNI, f.CNI)
+	network = fill(&p.Dataplane.PodInterface, f.PodInterface) || network
 	if p.ProxyMode == core.ProxyModeUnknown && f.ProxyMode != core.ProxyModeUnknown {
 		p.ProxyMode = f.ProxyMode
-		changed = true
+		network = true
 	}
-	changed = fill(&p.CCMVersion, f.CCMVersion) || changed
-	if changed {
-		out = append(out, f.Reasons...)
+	if network {
+		out = append(out, of(RuleClusterNetwork.Code)...)
+	}
+	if fill(&p.CCMVersion, f.CCMVersion) {
+		out = append(out, of(RuleClusterCCM.Code)...)
 	}
 	return out
 }

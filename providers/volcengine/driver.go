@@ -153,6 +153,11 @@ type planning struct {
 	facts   ClusterFacts
 	prereqs []Prerequisite
 
+	ctx         context.Context
+	versionRead bool
+	objectsRead bool
+	err         error
+
 	plan     *core.Plan
 	blockers []error
 }
@@ -167,7 +172,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	if !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Object: req.Result.Exposure.Object, Msg: "the VKE driver plans Services only"}
 	}
-	ps := &planning{d: d, req: req, in: svc,
+	ps := &planning{d: d, req: req, in: svc, ctx: ctx,
 		ref:  core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
 		key:  serviceKey(svc.Namespace, svc.Name),
 		plan: &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}}
@@ -181,6 +186,9 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	}
 	if err := ps.build(ctx); err != nil {
 		return nil, err
+	}
+	if ps.err != nil {
+		return nil, ps.err
 	}
 	if len(ps.blockers) > 0 {
 		ps.plan.Blocked = errors.Join(ps.blockers...)
@@ -219,30 +227,63 @@ func (ps *planning) observe(ctx context.Context) error {
 	if req.Cluster != nil {
 		ps.profile = req.Cluster.Profile
 	}
-	reader := req.Reader
-	if !ps.d.reads {
-		reader = nil
+	ps.computePrerequisites()
+	return nil
+}
+
+// The prerequisites are read lazily: most plans need none (a Service that keeps its mode) or
+// only the Kubernetes version (to know whether status has ipMode), and every read is a request
+// to the API server.
+
+// kubernetes returns the Kubernetes prerequisite, asking the server for its version first.
+func (ps *planning) kubernetes() Prerequisite {
+	if !ps.versionRead {
+		ps.versionRead = true
+		if err := ps.facts.readVersion(ps.d.version); err != nil {
+			ps.fail(fmt.Errorf("%s: reading the API server's version: %w", ps.ref, err))
+		}
+		ps.plan.Notes = append(ps.plan.Notes, ps.facts.Apply(&ps.profile)...)
+		ps.computePrerequisites()
 	}
-	facts, err := ReadClusterFacts(ctx, reader, ps.d.version, ps.d.ccm)
-	if err != nil {
-		return fmt.Errorf("%s: reading the cluster's ip-mode prerequisites: %w", ps.ref, err)
+	return ps.prereqs[0]
+}
+
+// prerequisites returns all three, reading what the profile does not declare from the cluster.
+func (ps *planning) prerequisites() []Prerequisite {
+	ps.kubernetes()
+	if !ps.objectsRead {
+		ps.objectsRead = true
+		if ps.d.reads && ps.req.Reader != nil {
+			ps.facts.readObjects(ps.ctx, ps.req.Reader, ps.d.ccm)
+			ps.plan.Notes = append(ps.plan.Notes, ps.facts.Unreadable...)
+			ps.plan.Notes = append(ps.plan.Notes, ps.facts.Apply(&ps.profile)...)
+			ps.computePrerequisites()
+		}
 	}
-	ps.facts = facts
-	ps.plan.Notes = append(ps.plan.Notes, facts.Apply(&ps.profile)...)
+	return ps.prereqs
+}
+
+func (ps *planning) computePrerequisites() {
 	all := prerequisites(&ps.profile)
 	ps.prereqs = all[:]
-	if facts.ExclusiveENI && ps.profile.Dataplane.PodInterface == "" {
+	if ps.facts.ExclusiveENI && ps.profile.Dataplane.PodInterface == "" {
 		n := &ps.prereqs[1]
 		n.Met, n.Kind, n.Missing = core.No, core.PreconditionUnsupported, nil
 		n.Have = "vpc-cni/exclusive ENI/" + orUnknown(string(ps.profile.ProxyMode))
 		n.Reason = RulePrereqNetwork.Because("The cluster's network does not support ip-mode: Cello runs in exclusive-ENI mode, so Pods have no IPVlan interface.")
 	}
-	return nil
+}
+
+// fail records the first error that stops planning.
+func (ps *planning) fail(err error) {
+	if ps.err == nil {
+		ps.err = err
+	}
 }
 
 func (ps *planning) allMet() bool {
-	for i := range ps.prereqs {
-		if ps.prereqs[i].Met != core.Yes {
+	for _, p := range ps.prerequisites() {
+		if p.Met != core.Yes {
 			return false
 		}
 	}
@@ -250,8 +291,8 @@ func (ps *planning) allMet() bool {
 }
 
 func (ps *planning) anyUnmet() bool {
-	for i := range ps.prereqs {
-		if ps.prereqs[i].Met == core.No {
+	for _, p := range ps.prerequisites() {
+		if p.Met == core.No {
 			return true
 		}
 	}
@@ -503,8 +544,8 @@ func moveSteps(old *corev1.Service, name string, target core.Path) string {
 
 // requirePrerequisites blocks the plan for each ip-mode prerequisite not known to hold.
 func (ps *planning) requirePrerequisites() {
-	for i := range ps.prereqs {
-		if err := ps.prereqs[i].Err(ps.ref); err != nil {
+	for _, p := range ps.prerequisites() {
+		if err := p.Err(ps.ref); err != nil {
 			ps.blockers = append(ps.blockers, err)
 		}
 	}
@@ -517,7 +558,7 @@ func (ps *planning) addCheck(key core.ObjectKey, target core.Path, observed *Ser
 		ps.plan.Notes = append(ps.plan.Notes, RuleStatusHostname.Because(key.String()+" publishes a hostname, which carries no ipMode; loopguard cannot verify the mode from the status."))
 		return
 	}
-	if target == core.PathVIP && ps.prereqs[0].Met != core.Yes {
+	if target == core.PathVIP && ps.kubernetes().Met != core.Yes {
 		ps.plan.Notes = append(ps.plan.Notes, RuleVerifyWithoutIPMode.Reason())
 		return
 	}

@@ -207,3 +207,38 @@ func TestClusterFactsApply(t *testing.T) {
 	}
 	wantCodes(t, notes, volcengine.RuleServerVersion.Code, volcengine.RuleClusterNetwork.Code)
 }
+
+// forbidden is a reader that may not read kube-system, as a namespaced controller's RBAC allows.
+type forbidden struct{ core.ClusterReader }
+
+func (f forbidden) Get(ctx context.Context, k core.ObjectKey) (*unstructured.Unstructured, error) {
+	if k.Namespace == "kube-system" {
+		return nil, errors.New(`configmaps "` + k.Name + `" is forbidden: User "system:serviceaccount:loopguard:loopguard" cannot get resource in the namespace "kube-system"`)
+	}
+	return f.ClusterReader.Get(ctx, k)
+}
+
+// Reads the reader is not allowed to make say nothing and stop nothing: the profile decides,
+// and the plan says what could not be read.
+func TestClusterReadsThatAreForbidden(t *testing.T) {
+	f, err := volcengine.ReadClusterFacts(context.Background(), forbidden{newMem()}, nil, core.ObjectKey{})
+	if err != nil || f.CNI != "" || len(f.Unreadable) != 3 {
+		t.Fatalf("facts %+v, err %v; want nothing read and three unreadable objects", f, err)
+	}
+
+	profile := readyProfile()
+	profile.Dataplane, profile.ProxyMode = core.DataplaneProfile{}, ""
+	c, _ := core.NewCluster(profile, placement("shop")...)
+	drv, _ := volcengine.NewDriver(nil)
+	req := &core.PlanRequest{Object: svcManifest(proxyWithClients), Cluster: c, Reader: forbidden{newMem()},
+		Result: &core.Result{Exposure: core.Exposure{Object: core.ObjectRef{Kind: "Service", Namespace: "shop", Name: "web"}}}}
+	p, err := drv.Plan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *core.PreconditionError
+	if !errors.As(p.Blocked, &pe) || pe.Component != "network model" {
+		t.Errorf("blocked = %v, want the network prerequisite unknown", p.Blocked)
+	}
+	wantCodes(t, p.Notes, volcengine.RuleClusterNetwork.Code, volcengine.RuleClusterCCM.Code)
+}
