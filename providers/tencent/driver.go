@@ -90,10 +90,18 @@ type DriverOptions struct {
 	TaskPollInterval time.Duration
 	TaskTimeout      time.Duration
 
+	// RefusalTTL is how long a refusal by the cloud (a capability not enabled) is believed
+	// over the declared allowlists before a write is tried again; zero means
+	// DefaultRefusalTTL. Driver.Forget drops it at once (after a support ticket is granted).
+	RefusalTTL time.Duration
+
 	// Logger receives the driver's logs (named "tencent"); nil discards. Credentials are
 	// never logged.
 	Logger hclog.Logger
 }
+
+// DefaultRefusalTTL is how long a learned refusal stands by default.
+const DefaultRefusalTTL = time.Hour
 
 // Driver carries out TKE's remedies for loopguard's Reconciler (core.Driver):
 //
@@ -117,16 +125,18 @@ type Driver struct {
 	clb     *clbCaller // nil outside ModeDirect
 	log     hclog.Logger
 
-	mu       sync.Mutex
-	declared map[core.Capability]bool
-	learned  map[core.Capability]learnedCapability
+	mu         sync.Mutex
+	declared   map[core.Capability]bool
+	learned    map[core.Capability]learnedCapability
+	refusalTTL time.Duration
 }
 
 // learnedCapability is what the cloud said about a capability.
 type learnedCapability struct {
 	granted bool
-	// cause is the cloud's refusal, for the error of later plans.
+	// cause is the cloud's refusal, for the error of later plans; at is when it was learned.
 	cause error
+	at    time.Time
 }
 
 var _ core.Driver = (*Driver)(nil)
@@ -143,12 +153,16 @@ func NewDriver(opts *DriverOptions) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{
-		dialect:  NewDialect(o.Dialect),
-		mode:     o.Mode,
-		lbID:     o.LoadBalancerID,
-		log:      o.Logger,
-		declared: map[core.Capability]bool{},
-		learned:  map[core.Capability]learnedCapability{},
+		dialect:    NewDialect(o.Dialect),
+		mode:       o.Mode,
+		lbID:       o.LoadBalancerID,
+		log:        o.Logger,
+		declared:   map[core.Capability]bool{},
+		learned:    map[core.Capability]learnedCapability{},
+		refusalTTL: o.RefusalTTL,
+	}
+	if d.refusalTTL <= 0 {
+		d.refusalTTL = DefaultRefusalTTL
 	}
 	if d.mode == "" {
 		d.mode = ModeServiceConfig
@@ -217,40 +231,54 @@ func (d *Driver) grantedBeyond(p *core.ClusterProfile) []core.Capability {
 		if p.HasAllowlist(c) {
 			continue
 		}
-		if granted, _ := d.known(c); granted {
+		if granted, _ := d.Allowlisted(c); granted {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// known reports what the driver knows of a capability: learned from the cloud first, then
-// declared. cause is the cloud's refusal when it refused.
-func (d *Driver) known(c core.Capability) (granted bool, cause error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l, ok := d.learned[c]; ok {
-		return l.granted, l.cause
+// learnedLocked returns what the cloud said of a capability, forgetting a refusal older than
+// the TTL.
+func (d *Driver) learnedLocked(c core.Capability) (learnedCapability, bool) {
+	l, ok := d.learned[c]
+	if ok && !l.granted && time.Since(l.at) > d.refusalTTL {
+		delete(d.learned, c)
+		return learnedCapability{}, false
 	}
-	return d.declared[c], nil
+	return l, ok
 }
 
 // learn records what the cloud said about a capability.
 func (d *Driver) learn(c core.Capability, granted bool, cause error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.learned[c] = learnedCapability{granted: granted, cause: cause}
+	d.learned[c] = learnedCapability{granted: granted, cause: cause, at: time.Now()}
 }
 
 // Allowlisted reports whether the driver takes a capability as granted, and whether that was
-// learned from the cloud (a verified write, or a refusal) rather than declared.
+// learned from the cloud (a verified write, or a refusal) rather than declared in
+// DriverOptions.Allowlists. The ClusterProfile's allowlists are not counted here.
 func (d *Driver) Allowlisted(c core.Capability) (granted, learned bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if l, ok := d.learned[c]; ok {
+	if l, ok := d.learnedLocked(c); ok {
 		return l.granted, true
 	}
 	return d.declared[c], false
+}
+
+// Forget drops what the cloud said about the capabilities (all when none are named), so the
+// declarations count again: call it when a support ticket has been granted.
+func (d *Driver) Forget(caps ...core.Capability) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(caps) == 0 {
+		clear(d.learned)
+	}
+	for _, c := range caps {
+		delete(d.learned, c)
+	}
 }
 
 // missingAllowlist returns the first capability of caps that is not granted by the profile,
@@ -259,7 +287,7 @@ func (d *Driver) Allowlisted(c core.Capability) (granted, learned bool) {
 func (d *Driver) missingAllowlist(obj core.ObjectRef, p *core.ClusterProfile, caps []core.Capability) error {
 	for _, c := range caps {
 		d.mu.Lock()
-		l, learned := d.learned[c]
+		l, learned := d.learnedLocked(c)
 		declared := d.declared[c]
 		d.mu.Unlock()
 		switch {
@@ -370,8 +398,8 @@ func (pr *planning) blockUnmet() {
 func (pr *planning) checkAllowlists(caps []core.Capability) {
 	p := pr.plan
 	p.Decision.Tickets = slices.DeleteFunc(p.Decision.Tickets, func(c core.Capability) bool {
-		granted, _ := pr.d.known(c)
-		return granted || pr.profile.HasAllowlist(c)
+		granted, learned := pr.d.Allowlisted(c)
+		return granted || !learned && pr.profile.HasAllowlist(c)
 	})
 	if p.Empty() {
 		return

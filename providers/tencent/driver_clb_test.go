@@ -523,3 +523,33 @@ func TestApplyCloudRejectsForeignChanges(t *testing.T) {
 		t.Errorf("without a CLB client: %v", err)
 	}
 }
+
+// TestDirectRefusalForgotten: once support grants the allowlist, Forget (or the refusal's TTL
+// running out) lets the declared allowlist count again.
+func TestDirectRefusalForgotten(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ttl    time.Duration
+		forget bool
+	}{{"Forget", 0, true}, {"TTL", time.Millisecond, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newDirect(t, nil, &tencent.DriverOptions{RefusalTTL: tc.ttl}, tencent.CapL4SNAT)
+			var ae *core.AllowlistError
+			if _, err := s.reconcile(t); !errors.As(err, &ae) {
+				t.Fatalf("first run: %v", err)
+			}
+			s.cloud.srv.Allow(clbtest.L4SNAT) // the ticket is granted
+			if tc.forget {
+				s.drv.Forget(tencent.CapL4SNAT)
+			} else {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if _, err := s.reconcile(t); err != nil {
+				t.Fatalf("after the grant: %v", err)
+			}
+			if !s.cloud.listener(t, "TCP/80").SnatEnable {
+				t.Error("SNAT not on")
+			}
+		})
+	}
+}

@@ -303,7 +303,7 @@ func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) error {
 	// checked when the change was planned.
 	for _, c := range w.caps {
 		d.mu.Lock()
-		l, learned := d.learned[c]
+		l, learned := d.learnedLocked(c)
 		d.mu.Unlock()
 		if learned && !l.granted {
 			return NewAllowlistError(w.object, c, l.cause)
