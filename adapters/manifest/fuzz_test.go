@@ -43,3 +43,35 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadProfile feeds arbitrary bytes to the --profile reader: it must never panic, and it
+// returns either a valid profile or errors that each name a line of the file.
+func FuzzReadProfile(f *testing.F) {
+	for _, s := range []string{
+		"apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nprovider: tencent\nproxyMode: ipvs\nallowlists: [clb-l4-snat]\npolicy: {prefer: source-ip, allowTickets: true}\nclients: app=web\n",
+		"apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nProxyMode: ipvs\n",
+		"apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nkubeProxyVersion: latest\ndataplane: {cni: flannel, attachment: tunnel}\n",
+		"apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nclients: 'app in (a'\n",
+		"a: 1\n---\nb: 2\n", "- x\n", "{\"apiVersion\":\"loopguard.io/v1alpha1\",\"kind\":\"ClusterProfile\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := bytes.Count(data, []byte("\n")) + 1
+		p, errs := ReadProfile("p.yaml", data)
+		if (p == nil) == (len(errs) == 0) {
+			t.Fatalf("profile %v with errors %v", p, errs)
+		}
+		if p != nil {
+			if verrs := p.Profile.Validate(); len(verrs) > 0 {
+				t.Fatalf("accepted an invalid profile: %v", verrs)
+			}
+		}
+		for _, err := range errs {
+			var e *Error
+			if !errors.As(err, &e) || e.Source.Line < 1 || e.Source.Line > lines {
+				t.Fatalf("error %v does not name a line of the file (%d lines)", err, lines)
+			}
+		}
+	})
+}

@@ -82,6 +82,9 @@ func (o *assessOptions) validate() error {
 	if len(o.files) == 0 {
 		return usagef("no input: give manifests with -f (a file, a folder, or - for standard input)")
 	}
+	if o.profile == "-" && contains(o.files, "-") {
+		return usagef("standard input can be read once: give it to -f or to --profile, not both")
+	}
 	ok := false
 	for _, f := range outputFormats {
 		ok = ok || f == o.output

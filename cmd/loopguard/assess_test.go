@@ -270,6 +270,14 @@ func TestExitCodes(t *testing.T) {
 		"stdin": {
 			args: []string{"assess", "-f", "-"}, stdin: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: LoadBalancer}\n", code: exitOK,
 		},
+		"stdin twice": {
+			args: []string{"assess", "-f", "-", "--profile", "-"}, code: exitInput, noOutput: true,
+			stderr: "standard input can be read once",
+		},
+		"profile from stdin": {
+			args:  []string{"assess", "-f", "examples/manifests/services.yaml", "--profile", "-"},
+			stdin: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nprovider: tencent\nproxyMode: iptables\n", code: exitOK,
+		},
 		"version": {
 			args: []string{"version"}, code: exitOK,
 		},
