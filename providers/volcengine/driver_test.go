@@ -341,3 +341,35 @@ func TestDriverApplyCloudAndOptions(t *testing.T) {
 		t.Errorf("DefaultReplacementName = %q (%d characters)", got, len(got))
 	}
 }
+
+// A Driver holds no state between plans: many goroutines may plan with one (run with -race).
+func TestDriverConcurrentPlans(t *testing.T) {
+	cases := planCases()
+	drv, _ := volcengine.NewDriver(nil)
+	done := make(chan error)
+	n := 0
+	for name, tc := range cases {
+		if tc.opts.ServerVersion != nil || tc.opts.RefuseCoLocatedProxy || tc.offline {
+			continue
+		}
+		n++
+		go func() {
+			profile := readyProfile()
+			if tc.profile != nil {
+				tc.profile(&profile)
+			}
+			c, _ := core.NewCluster(profile, placement("shop")...)
+			r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(newMem(tc.inCluster...)), core.WithPolicy(tc.policy))
+			_, err := r.Plan(context.Background(), tc.input, c)
+			if err != nil {
+				err = errors.New(name + ": " + err.Error())
+			}
+			done <- err
+		}()
+	}
+	for range n {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
