@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -494,6 +495,7 @@ func evaluateAll(newDialect func() core.Dialect, set *manifest.Set, c *core.Clus
 		}()
 	}
 	wg.Wait()
+	rep.Results = slices.Grow(rep.Results, len(exps))
 	for i, e := range exps {
 		r, err := outs[i].res, outs[i].err
 		loc := e.obj.Source.String()
