@@ -152,6 +152,9 @@ type Assessment struct {
 	// Layer and Protocols are copied from the exposure; Decide needs them.
 	Layer     Layer     `json:"layer"`
 	Protocols Protocols `json:"-"`
+
+	// declared: the exposure declares client Pods, so DeclaredClients can be known.
+	declared bool
 }
 
 // Names of facts reported in Assessment.Missing.
@@ -193,6 +196,7 @@ func Assess(e *Exposure) Assessment {
 		Layer:     e.Layer,
 		Protocols: e.Protocols,
 		Reasons:   make([]Reason, 0, len(e.Reasons)+5),
+		declared:  e.Placement.ClientNodes != nil,
 	}
 	a.Reasons = append(a.Reasons, e.Reasons...)
 	if e.Hairpin != nil {
@@ -242,7 +246,7 @@ func Assess(e *Exposure) Assessment {
 	worst, declared, separated := loopProbability(e, &a)
 	if separated {
 		a.Risk, a.Symptom = RiskNone, SymptomNone
-		a.WorstCase, a.DeclaredClients = P(0), P(0)
+		a.WorstCase, a.DeclaredClients = P(0), P(0) // separation needs declared clients
 		return a
 	}
 	a.WorstCase, a.DeclaredClients = worst, declared
@@ -268,7 +272,10 @@ func Assess(e *Exposure) Assessment {
 
 func (a *Assessment) noLoop(p Path, r Reason) {
 	a.Risk, a.Symptom, a.Path = RiskNone, SymptomNone, p
-	a.WorstCase, a.DeclaredClients = P(0), P(0)
+	a.WorstCase = P(0)
+	if a.declared {
+		a.DeclaredClients = P(0)
+	}
 	a.Reasons = append(a.Reasons, r)
 }
 

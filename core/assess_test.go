@@ -63,26 +63,26 @@ func TestAssess(t *testing.T) {
 		"ServiceNameAccess": {
 			reason: "clients using the Service name never touch the LB",
 			in:     throughLB(func(e *Exposure) { e.Access = AccessServiceName }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"service-name-access"}},
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"service-name-access"}},
 		},
 		"PublicLB": {
 			reason: "public LBs see the node's egress address",
 			in:     throughLB(func(e *Exposure) { e.Scope = Public }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceUnknown, mustCodes: []Code{"public-lb"}},
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceUnknown, mustCodes: []Code{"public-lb"}},
 		},
 		"Intercepted": {
 			reason: "a node that intercepts the VIP never sends the packet to the LB",
 			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"node-intercepts-vip"}},
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"node-intercepts-vip"}},
 		},
 		"InterceptedSourceUnknownWithoutProxyMode": {
 			in:   throughLB(func(e *Exposure) { e.Intercept = Yes }),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceUnknown},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceUnknown},
 		},
 		"InterceptedByUserspaceProxy": {
 			reason: "a proxy that forwards from the node shows the node's address",
 			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = Yes }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPLost},
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"InterceptedEvenWhenScopeUnknown": {
 			reason: "interception alone rules the loop out",
@@ -92,7 +92,7 @@ func TestAssess(t *testing.T) {
 				e.Scope = ScopeUnknown
 				e.LBSourceNAT = Unknown
 			}),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceClientPod, clientIP: ClientIPKept},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceClientPod, clientIP: ClientIPKept},
 		},
 		"ThreeNodesClusterPolicy": {
 			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry; kube-proxy masquerades NodePort traffic",
@@ -125,16 +125,16 @@ func TestAssess(t *testing.T) {
 		"LBSourceNATTCP": {
 			reason: "SNAT makes replies return through the LB; TCP can recover the client with PROXY protocol",
 			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Binding = DirectToPod }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost, mustCodes: []Code{"lb-source-nat"}},
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPLost, mustCodes: []Code{"lb-source-nat"}},
 		},
 		"LBSourceNATBehindNodePortClusterShowsNode": {
 			reason: "kube-proxy's NodePort masquerade replaces the LB's address; PROXY protocol survives it (internal/dataplane)",
 			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPProxyProtocol, mustCodes: []Code{"source-nodeport-masquerade"}},
+			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPProxyProtocol, mustCodes: []Code{"source-nodeport-masquerade"}},
 		},
 		"LBSourceNATTCPWithProxyProtocol": {
 			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes; e.Binding = NodePortLocal }),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPProxyProtocol},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPProxyProtocol},
 		},
 		"LBSourceNATUDP": {
 			reason: "UDP behind SNAT loses the client address even with PROXY protocol on TCP ports",
@@ -144,16 +144,16 @@ func TestAssess(t *testing.T) {
 				e.ProxyProtocol = Yes
 				e.Binding = DirectToPod
 			}),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceLB, clientIP: ClientIPLost},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPLost},
 		},
 		"LBSourceNATLayer7": {
 			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Layer = Layer7; e.Protocols = HTTP }),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPForwardedFor},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPForwardedFor},
 		},
 		"LBSourceNATWithInterceptUnknown": {
 			reason: "SNAT rules the loop out whichever path is taken; the source is then unknown",
 			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Intercept = Unknown }),
-			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: 0, source: SourceUnknown},
+			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceUnknown},
 		},
 		"LocalBindingShareOfBackends": {
 			reason: "externalTrafficPolicy Local: the share of backends on the client's node",
@@ -228,7 +228,7 @@ func TestAssess(t *testing.T) {
 				e.Intercept, e.InterceptMasquerades = Yes, Yes
 				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
 			}),
-			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: 0, source: SourceNode, clientIP: ClientIPLost},
+			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"SeparationRulesOutLoopWhenSNATUnknown": {
 			in: throughLB(func(e *Exposure) {

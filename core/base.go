@@ -19,7 +19,7 @@ var emptyCluster, _ = NewCluster(ClusterProfile{})
 // ServiceBase fills what a LoadBalancer Service says on any cloud: the object, layer 4, the
 // listener protocols, the binding from externalTrafficPolicy, placement and hairpin facts.
 // It returns ErrNotExposed for Services of other types. A nil Cluster means nothing is known
-// about the cluster.
+// about the cluster; the zero NodeFilter is the service controller's default.
 func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB NodeFilter) (Exposure, Overrides, error) {
 	if c == nil {
 		c = emptyCluster

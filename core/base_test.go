@@ -17,7 +17,7 @@ func TestServiceBase(t *testing.T) {
 	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Port: 53, Protocol: corev1.ProtocolUDP})
 	svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	c := mustCluster(t, ClusterProfile{ProxyMode: ProxyModeIPTables}, node("n1", nil))
-	e, _, err := ServiceBase("test", svc, c, nil)
+	e, _, err := ServiceBase("test", svc, c, NodeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestKubeProxyMasquerades(t *testing.T) {
 func TestServiceBaseNilCluster(t *testing.T) {
 	svc := lbService("default", "sig", nil)
 	svc.Spec.Ports[0].Protocol = corev1.ProtocolSCTP
-	e, _, err := ServiceBase("test", svc, nil, nil)
+	e, _, err := ServiceBase("test", svc, nil, NodeFilter{})
 	if err != nil || e.Protocols != SCTP || e.Placement.NodesBehindLB != 0 || e.Hairpin != nil {
 		t.Errorf("exposure = %+v, err %v", e, err)
 	}
@@ -63,7 +63,7 @@ func TestServiceBaseNilCluster(t *testing.T) {
 func TestServiceBaseNotExposed(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Spec.Type = ""
-	_, _, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), nil)
+	_, _, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), NodeFilter{})
 	if !IsNotExposed(err) || !strings.Contains(err.Error(), "ClusterIP") {
 		t.Errorf("err = %v", err)
 	}
@@ -73,7 +73,7 @@ func TestServiceBaseRejectsBadInput(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Annotations = map[string]string{AnnotationLBScope: "internal", AnnotationLBSourceNAT: "True"}
 	svc.Spec.Ports[0].Protocol = "QUIC"
-	e, _, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), nil)
+	e, _, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), NodeFilter{})
 	var inv *InvalidError
 	if !errors.As(err, &inv) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err = %v, want *InvalidError", err)
@@ -93,7 +93,7 @@ func TestServiceBaseRejectsBadInput(t *testing.T) {
 func TestOverridesWin(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Annotations = map[string]string{AnnotationLBScope: "private", AnnotationLBSourceNAT: "true", AnnotationClientAccess: "service-name", AnnotationClients: "app=fe"}
-	e, ov, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), nil)
+	e, ov, err := ServiceBase("test", svc, mustCluster(t, ClusterProfile{}), NodeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestIngressBase(t *testing.T) {
 			DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web"}}}}
 	web := lbService("default", "web", map[string]string{"app": "web"})
 	web.Spec.Type = corev1.ServiceTypeNodePort
-	e, _, err := IngressBase("test", ing, mustCluster(t, ClusterProfile{}, web, node("n1", nil), node("n2", nil)), nil)
+	e, _, err := IngressBase("test", ing, mustCluster(t, ClusterProfile{}, web, node("n1", nil), node("n2", nil)), NodeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestIngressBase(t *testing.T) {
 		t.Errorf("exposure = %+v", e)
 	}
 	ing.Annotations = map[string]string{AnnotationClients: "!!"}
-	if _, _, err := IngressBase("test", ing, mustCluster(t, ClusterProfile{}), nil); !errors.Is(err, ErrInvalid) {
+	if _, _, err := IngressBase("test", ing, mustCluster(t, ClusterProfile{}), NodeFilter{}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("err = %v", err)
 	}
 }

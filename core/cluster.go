@@ -2,6 +2,7 @@ package core
 
 import (
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -40,6 +41,12 @@ type Cluster struct {
 	custom     map[customKey]*unstructured.Unstructured
 	classes    map[string]*networkingv1.IngressClass
 	clients    labels.Selector
+
+	// Derived views, computed on first use. After NewCluster and Add, a Cluster is only read,
+	// and may be read by many goroutines at once (the CLI evaluates objects in parallel).
+	sortedOnce  sync.Once
+	sortedNodes []*corev1.Node
+	memo        sync.Map
 }
 
 type customKey struct{ group, kind, ns, name string }
@@ -69,7 +76,29 @@ func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error
 	return c, nil
 }
 
-// Add indexes one object.
+// WithProfile returns a Cluster with another profile that shares this one's indexed objects
+// (they are only read), for a host that learns facts the profile did not declare, such as an
+// allowlist granted since.
+func (c *Cluster) WithProfile(p ClusterProfile) (*Cluster, error) {
+	cc := &Cluster{
+		Profile: p, nodes: c.nodes, nodeOrder: c.nodeOrder, services: c.services, configMaps: c.configMaps,
+		slices: c.slices, pods: c.pods, custom: c.custom, classes: c.classes, clients: c.clients,
+	}
+	if p.Clients != c.Profile.Clients {
+		cc.clients = nil
+		if p.Clients != "" {
+			sel, err := labels.Parse(p.Clients)
+			if err != nil {
+				return nil, Invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), p.Clients, err.Error())})
+			}
+			cc.clients = sel
+		}
+	}
+	return cc, nil
+}
+
+// Add indexes one object. Add all objects before the first evaluation: a Cluster being read
+// must not be changed.
 func (c *Cluster) Add(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *corev1.Node:
@@ -109,13 +138,28 @@ func (c *Cluster) Custom(group, kind, ns, name string) *unstructured.Unstructure
 // Node returns a node by name, or nil.
 func (c *Cluster) Node(name string) *corev1.Node { return c.nodes[name] }
 
-// Nodes returns the known nodes in the order they were added.
+// Nodes returns the known nodes in name order. The slice is shared: do not modify it.
 func (c *Cluster) Nodes() []*corev1.Node {
-	out := make([]*corev1.Node, 0, len(c.nodeOrder))
-	for _, n := range c.nodeOrder {
-		out = append(out, c.nodes[n])
+	c.sortedOnce.Do(func() {
+		names := append([]string(nil), c.nodeOrder...)
+		sort.Strings(names)
+		c.sortedNodes = make([]*corev1.Node, len(names))
+		for i, n := range names {
+			c.sortedNodes[i] = c.nodes[n]
+		}
+	})
+	return c.sortedNodes
+}
+
+// Memo returns the value compute returns for key, computed once per Cluster; dialects use it
+// for facts derived from all nodes (node kinds) so they are not recomputed for every object.
+// Safe for concurrent use; compute must be pure, since two goroutines may both run it once.
+func (c *Cluster) Memo(key any, compute func() any) any {
+	if v, ok := c.memo.Load(key); ok {
+		return v
 	}
-	return out
+	v, _ := c.memo.LoadOrStore(key, compute())
+	return v
 }
 
 // Service returns a Service by namespace and name, or nil.
@@ -127,9 +171,16 @@ func (c *Cluster) ConfigMap(ns, name string) *corev1.ConfigMap { return c.config
 // Pods returns the known Pods.
 func (c *Cluster) Pods() []*corev1.Pod { return c.pods }
 
-// NodeFilter says whether the LB sends to a node; nil means every node not labelled
-// node.kubernetes.io/exclude-from-external-load-balancers.
-type NodeFilter func(*corev1.Node) bool
+// NodeFilter says which nodes an LB sends NodePort connections to. The zero NodeFilter is the
+// service controller's default: every node not labelled
+// node.kubernetes.io/exclude-from-external-load-balancers. Key names what Match selects, so a
+// Cluster computes the answer once for all the objects that share it instead of once per
+// object; filters with the same Key must select the same nodes. An empty Key with a Match is
+// evaluated every time.
+type NodeFilter struct {
+	Key   string
+	Match func(*corev1.Node) bool
+}
 
 // Placement computes where a Service's backends and the declared clients run.
 // clientSelector overrides the profile's client selector when non-nil (an object annotation).
@@ -211,25 +262,37 @@ func IngressBackendNames(ing *networkingv1.Ingress) []string {
 }
 
 // lbNodes names the known nodes the LB sends to, in name order; nil when no node is known.
-func (c *Cluster) lbNodes(behindLB NodeFilter) []string {
+func (c *Cluster) lbNodes(f NodeFilter) []string {
 	if len(c.nodes) == 0 {
 		return nil
 	}
+	match := f.Match
+	if match == nil {
+		match, f.Key = notExcluded, "\x00default"
+	}
+	if f.Key == "" {
+		return c.filterNodes(match)
+	}
+	return c.Memo(lbNodesKey(f.Key), func() any { return c.filterNodes(match) }).([]string)
+}
+
+type lbNodesKey string
+
+func (c *Cluster) filterNodes(match func(*corev1.Node) bool) []string {
 	out := []string{}
-	for _, name := range c.nodeOrder {
-		node := c.nodes[name]
-		if behindLB != nil {
-			if behindLB(node) {
-				out = append(out, name)
-			}
-			continue
-		}
-		if _, excluded := node.Labels[LabelExcludeFromLB]; !excluded {
-			out = append(out, name)
+	for _, n := range c.Nodes() {
+		if match(n) {
+			out = append(out, n.Name)
 		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// notExcluded is the default NodeFilter: the service controller leaves out nodes labelled
+// node.kubernetes.io/exclude-from-external-load-balancers.
+func notExcluded(n *corev1.Node) bool {
+	_, excluded := n.Labels[LabelExcludeFromLB]
+	return !excluded
 }
 
 // backends counts ready endpoints per node; nil when nothing is known.

@@ -69,7 +69,7 @@ func TestPlacementFromEndpointSlices(t *testing.T) {
 		pod("shop", "client-1", "n1", map[string]string{"role": "client"}),
 		pod("shop", "client-2", "n2", map[string]string{"role": "client"}),
 	)
-	got := c.Placement(web, nil, nil)
+	got := c.Placement(web, nil, NodeFilter{})
 	want := Placement{
 		NodesBehindLB: 2,
 		LBNodes:       []string{"n1", "n2"},
@@ -88,7 +88,7 @@ func TestPlacementDualStackCountsPodsOnce(t *testing.T) {
 	v4 := discoveryv1.Endpoint{Addresses: []string{"10.0.0.1"}, NodeName: &n, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-0", UID: "u1"}}
 	v6 := discoveryv1.Endpoint{Addresses: []string{"fd00::1"}, NodeName: &n, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-0", UID: "u1"}}
 	c := mustCluster(t, ClusterProfile{}, slice("default", "web", "v4", v4), slice("default", "web", "v6", v6))
-	if got := c.Placement(web, nil, nil).Backends; !cmp.Equal(got, []NodeBackends{{"n1", 1}}) {
+	if got := c.Placement(web, nil, NodeFilter{}).Backends; !cmp.Equal(got, []NodeBackends{{"n1", 1}}) {
 		t.Errorf("backends = %v, want one Pod on n1", got)
 	}
 }
@@ -104,7 +104,7 @@ func TestPlacementFallsBackToPods(t *testing.T) {
 		pod("default", "db-0", "n2", map[string]string{"app": "db"}),
 		pod("default", "unscheduled", "", map[string]string{"app": "web"}),
 	)
-	got := c.Placement(web, nil, nil)
+	got := c.Placement(web, nil, NodeFilter{})
 	if !cmp.Equal(got.Backends, []NodeBackends{{"n1", 2}}) || got.NodesBehindLB != 0 || got.ClientNodes != nil {
 		t.Errorf("placement = %+v", got)
 	}
@@ -112,7 +112,7 @@ func TestPlacementFallsBackToPods(t *testing.T) {
 
 func TestPlacementUnknownWithoutInputs(t *testing.T) {
 	c := mustCluster(t, ClusterProfile{})
-	if got := c.Placement(lbService("default", "web", map[string]string{"app": "web"}), nil, nil); !cmp.Equal(got, Placement{}) {
+	if got := c.Placement(lbService("default", "web", map[string]string{"app": "web"}), nil, NodeFilter{}); !cmp.Equal(got, Placement{}) {
 		t.Errorf("placement = %+v, want all unknown", got)
 	}
 }
@@ -169,7 +169,7 @@ func TestSeparationByAntiAffinity(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := mustCluster(t, ClusterProfile{}, tc.objs...)
-			got := c.Placement(web, labels.SelectorFromSet(clientLabels), nil)
+			got := c.Placement(web, labels.SelectorFromSet(clientLabels), NodeFilter{})
 			if got.Separated != tc.want {
 				t.Errorf("separated = %s, want %s (placement %+v)", got.Separated, tc.want, got)
 			}
@@ -219,8 +219,27 @@ func TestIngressBackendsAndBinding(t *testing.T) {
 	if b := IngressBinding(nil); b != BindingUnknown {
 		t.Errorf("binding = %s, want unknown", b)
 	}
-	p := c.IngressPlacement(backends, nil, nil)
+	p := c.IngressPlacement(backends, nil, NodeFilter{})
 	if !cmp.Equal(p.Backends, []NodeBackends{{"n1", 2}, {"n2", 1}}) {
 		t.Errorf("backends = %v", p.Backends)
+	}
+}
+
+func TestWithProfileSharesObjects(t *testing.T) {
+	web := lbService("default", "web", map[string]string{"app": "web"})
+	c := mustCluster(t, ClusterProfile{Clients: "role=a"}, node("n1", nil), web,
+		pod("default", "a", "n1", map[string]string{"role": "a"}), pod("default", "b", "n1", map[string]string{"role": "b"}))
+	cc, err := c.WithProfile(ClusterProfile{Clients: "role=b", Allowlists: []Capability{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Service("default", "web") != web || len(cc.Nodes()) != 1 || !cc.Profile.HasAllowlist("x") || c.Profile.HasAllowlist("x") {
+		t.Errorf("copy = %+v", cc.Profile)
+	}
+	if got := cc.Placement(web, nil, NodeFilter{}).ClientNodes; len(got) != 1 {
+		t.Errorf("clients = %v, want b's node from the new selector", got)
+	}
+	if _, err := c.WithProfile(ClusterProfile{Clients: "role in ("}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("err = %v", err)
 	}
 }

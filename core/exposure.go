@@ -146,7 +146,7 @@ type Placement struct {
 	NodesBehindLB int `json:"nodesBehindLB,omitempty"`
 	// LBNodes names the nodes behind the LB when known; a declared client on another node is
 	// never sent back to its own node under NodePortCluster. nil means unknown (every client
-	// node is assumed to be behind the LB).
+	// node is assumed to be behind the LB). It may be shared between exposures: do not modify.
 	LBNodes []string `json:"lbNodes,omitempty"`
 	// Backends lists ready backends per node; nil means unknown.
 	Backends []NodeBackends `json:"backends,omitempty"`

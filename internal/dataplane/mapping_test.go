@@ -52,8 +52,8 @@ func TestEnumeration(t *testing.T) {
 }
 
 // TestPlacementMeansWhatItSays checks that "the LB picks the client's node" is declared
-// probability 1 and "another node" 0 in the model, wherever the model can say it. Under
-// NodePortCluster it cannot say 0 (the gap nodeport-cluster-ignores-which-nodes-the-LB-uses).
+// probability 1 and "another node" 0 in the model. Under NodePortCluster "another node" means
+// the client's node is not behind the LB (Placement.LBNodes).
 func TestPlacementMeansWhatItSays(t *testing.T) {
 	for _, c := range allCases() {
 		if c.exposure == nil || !throughLB(&c) || c.dims.lbSNAT {
@@ -63,9 +63,6 @@ func TestPlacementMeansWhatItSays(t *testing.T) {
 		want := 1.0
 		if c.dims.placement == lbPicksOtherNode {
 			want = 0
-			if c.dims.binding == bindNodePortCluster {
-				want = 1
-			}
 		}
 		if a.Risk != core.RiskAtRisk || !a.DeclaredClients.Known() || a.DeclaredClients.Value() != want {
 			t.Errorf("%s: Assess = %s, declared %v; want at-risk, declared %v", c.name, a.Risk, a.DeclaredClients, want)

@@ -22,8 +22,9 @@ type Options struct {
 	// ScopeAnnotations extends the built-in table of internal-LB annotations (ScopeAnnotations)
 	// with a cloud or CCM fork loopguard does not know. They are read after the built-in rows.
 	ScopeAnnotations []ScopeAnnotation
-	// BehindLB says which nodes the load balancer sends to; nil means every node not labelled
-	// node.kubernetes.io/exclude-from-external-load-balancers.
+	// BehindLB says which nodes the load balancer sends to; the zero NodeFilter means every
+	// node not labelled node.kubernetes.io/exclude-from-external-load-balancers. Give it a Key
+	// so a Cluster computes it once.
 	BehindLB core.NodeFilter
 }
 

@@ -214,10 +214,13 @@ func (w driverDialect) Rules() []core.Rule { return w.d.dialect.Rules() }
 func (w driverDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
 	if c != nil {
 		if extra := w.d.grantedBeyond(&c.Profile); len(extra) > 0 {
-			// A shallow copy: the indexes are shared and only read.
-			cc := *c
-			cc.Profile.Allowlists = append(slices.Clone(c.Profile.Allowlists), extra...)
-			c = &cc
+			p := c.Profile
+			p.Allowlists = append(slices.Clone(c.Profile.Allowlists), extra...)
+			cc, err := c.WithProfile(p)
+			if err != nil {
+				return nil, err
+			}
+			c = cc
 		}
 	}
 	return w.d.dialect.Translate(obj, c)

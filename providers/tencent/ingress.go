@@ -62,7 +62,7 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 	skip, ferr := readMode(ann, AnnotationIngressMode)
 	errs = appendErr(errs, ferr)
 
-	e, ov, err := core.IngressBase(Name, ing, c, d.behindCLB(nil))
+	e, ov, err := core.IngressBase(Name, ing, c, d.behindCLB(c, nil))
 	if err != nil && !errors.Is(err, core.ErrInvalid) {
 		return nil, err
 	}

@@ -34,19 +34,59 @@ func (d *Dialect) nodeKind(n *corev1.Node) NodeKind {
 	return defaultNodeKind(n)
 }
 
+// nodeKinds is the kind of every known node of one Cluster, computed once per Cluster and
+// dialect (core.Cluster.Memo) instead of once per object.
+type nodeKinds struct {
+	kind           map[string]NodeKind
+	supers, others int
+}
+
+type nodeKindsKey struct{ d *Dialect }
+
+func (d *Dialect) kinds(c *core.Cluster) *nodeKinds {
+	return c.Memo(nodeKindsKey{d}, func() any {
+		k := &nodeKinds{kind: map[string]NodeKind{}}
+		for _, n := range c.Nodes() {
+			kind := d.nodeKind(n)
+			k.kind[n.Name] = kind
+			if kind == SuperNode {
+				k.supers++
+			} else {
+				k.others++
+			}
+		}
+		return k
+	}).(*nodeKinds)
+}
+
 // behindCLB is the NodeFilter for the nodes a CLB can send a NodePort connection to: not
 // super nodes (they are not NodePort targets), not nodes excluded from load balancers, and,
 // when the Service sets a backends label, only matching nodes.
-func (d *Dialect) behindCLB(backends labels.Selector) core.NodeFilter {
-	return func(n *corev1.Node) bool {
+func (d *Dialect) behindCLB(c *core.Cluster, backends labels.Selector) core.NodeFilter {
+	var kinds *nodeKinds
+	if c != nil {
+		kinds = d.kinds(c)
+	}
+	key := fmt.Sprintf("tencent/%p/behind-clb", d)
+	if backends != nil {
+		key += "/" + backends.String()
+	}
+	return core.NodeFilter{Key: key, Match: func(n *corev1.Node) bool {
 		if _, excluded := n.Labels[core.LabelExcludeFromLB]; excluded {
 			return false
 		}
-		if d.nodeKind(n) == SuperNode {
+		kind, ok := NodeKind(""), false
+		if kinds != nil {
+			kind, ok = kinds.kind[n.Name]
+		}
+		if !ok {
+			kind = d.nodeKind(n)
+		}
+		if kind == SuperNode {
 			return false
 		}
 		return backends == nil || backends.Matches(labels.Set(n.Labels))
-	}
+	}}
 }
 
 // clientsOnRegularNodes says whether any client that matters can run on a regular or native
@@ -66,10 +106,9 @@ func (d *Dialect) clientsOnRegularNodes(e *core.Exposure, c *core.Cluster) bool 
 				continue
 			}
 			seen[name] = true
-			n := c.Node(name)
 			// A client on a node the input does not describe is taken to be on a regular
 			// node, the side that can loop.
-			if n != nil && d.nodeKind(n) == SuperNode {
+			if d.kinds(c).kind[name] == SuperNode {
 				supers = append(supers, name)
 			} else {
 				others = append(others, name)
@@ -87,14 +126,8 @@ func (d *Dialect) clientsOnRegularNodes(e *core.Exposure, c *core.Cluster) bool 
 		e.Reasons = append(e.Reasons, RuleClientNodes.Because(msg))
 		return len(others) > 0
 	}
-	var nSuper, nOther int
-	for _, n := range nodes {
-		if d.nodeKind(n) == SuperNode {
-			nSuper++
-		} else {
-			nOther++
-		}
-	}
+	k := d.kinds(c)
+	nSuper, nOther := k.supers, k.others
 	if nSuper > 0 && nOther > 0 {
 		e.Reasons = append(e.Reasons, RuleMixedNodes.Because(fmt.Sprintf(
 			"%d super node(s) intercept the CLB VIP, %d regular or native node(s) may not; no clients are declared, so the verdict is for clients on the regular and native nodes (declare clients to narrow it)", nSuper, nOther)))

@@ -43,7 +43,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	backendsLabel, ferr := readBackendsLabel(ann)
 	errs = appendErr(errs, ferr)
 
-	e, ov, err := core.ServiceBase(Name, svc, c, d.behindCLB(backendsLabel))
+	e, ov, err := core.ServiceBase(Name, svc, c, d.behindCLB(c, backendsLabel))
 	if err != nil && !errors.Is(err, core.ErrInvalid) {
 		return nil, err // not a LoadBalancer Service
 	}
@@ -110,13 +110,7 @@ func (d *Dialect) notePlacement(e *core.Exposure, c *core.Cluster, backendsLabel
 	if direct {
 		return
 	}
-	supers := 0
-	for _, n := range c.Nodes() {
-		if d.nodeKind(n) == SuperNode {
-			supers++
-		}
-	}
-	if supers > 0 {
+	if supers := d.kinds(c).supers; supers > 0 {
 		e.Notes = append(e.Notes, RuleSuperNotBehindLB.Because(fmt.Sprintf("%d super node(s) are not counted among the %d node(s) behind the CLB", supers, e.Placement.NodesBehindLB)))
 	}
 	if backendsLabel != nil {

@@ -71,7 +71,7 @@ func SameNode(svc *corev1.Service, c *core.Cluster, clients labels.Selector) []C
 	if clients == nil || clients.Empty() || c == nil {
 		return nil
 	}
-	pl := c.Placement(svc, labels.Nothing(), nil)
+	pl := c.Placement(svc, labels.Nothing(), core.NodeFilter{})
 	total := pl.TotalBackends()
 	if total == 0 {
 		return nil

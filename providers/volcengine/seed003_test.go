@@ -47,14 +47,14 @@ func TestSeed003IPModeTable(t *testing.T) {
 			seed:    "VIP：在该模式下，kube-proxy 会将目标为 CLB IP 和端口的流量直接重定向到后端 Pod。…防止 CLB 数据包目标 IP 为自身时的网络回环问题",
 			service: "service-vip",
 			want: verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP, source: core.SourceClientPod,
-				worst: "0", declared: "0", remedy: core.RemedyNone},
+				worst: "0", declared: "unknown", remedy: core.RemedyNone},
 			codes: []core.Code{"vke-ip-mode-vip", "node-intercepts-vip", "vke-ebpf-keeps-pod-source"},
 		},
 		"When the annotation is not configured, the mode is VIP": {
 			seed:    "当未配置该 Annotation 时，默认为 VIP 模式。",
 			service: "service-default",
 			want: verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP, source: core.SourceClientPod,
-				worst: "0", declared: "0", remedy: core.RemedyNone},
+				worst: "0", declared: "unknown", remedy: core.RemedyNone},
 			codes: []core.Code{"vke-ip-mode-default", "vke-ip-mode-vip"},
 		},
 		"Proxy: all traffic goes through the CLB to backend Pods, which keeps the CLB's features and the client source IP": {
@@ -198,7 +198,7 @@ func TestSeed003Prerequisites(t *testing.T) {
 			w := load(t, tc.profile, "cluster/nodes.yaml", "modes/services.yaml")
 			r := w.evaluate(t, d, "", "service-demo")
 			checkVerdict(t, r, verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP,
-				source: tc.source, worst: "0", declared: "0", remedy: core.RemedyNone})
+				source: tc.source, worst: "0", declared: "unknown", remedy: core.RemedyNone})
 			wantCodes(t, r.Assessment.Reasons, tc.code, "vke-proxy-not-in-effect", "vke-ip-mode-vip")
 			wantNoCodes(t, r.Assessment.Reasons, "vke-ip-mode-proxy")
 			rs, _ := reasonFor(r.Assessment.Reasons, tc.code)
@@ -270,7 +270,7 @@ func TestSeed003StatusIPModeIsTheModeInEffect(t *testing.T) {
 		w := load(t, "profiles/ccm-1.42.yaml", "cluster/nodes.yaml", "status/services.yaml")
 		r := w.evaluate(t, d, "shop", "payments")
 		checkVerdict(t, r, verdict{risk: core.RiskNone, symptom: core.SymptomNone, path: core.PathVIP,
-			source: core.SourceClientPod, worst: "0", declared: "0", remedy: core.RemedyNone})
+			source: core.SourceClientPod, worst: "0", declared: "unknown", remedy: core.RemedyNone})
 		wantCodes(t, r.Assessment.Reasons, "vke-status-ip-mode", "vke-status-disagrees")
 		rs, _ := reasonFor(r.Assessment.Reasons, "vke-status-disagrees")
 		wantContains(t, "reason", rs.Message, "asks for Proxy", "ipMode is VIP", "cloud-controller-manager", "v1.42.3 is older than v1.43.0")

@@ -58,7 +58,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 			Msg: "loadBalancerClass is " + quote(*cls) + ": " + RuleOtherClass.Summary + " (" + string(RuleOtherClass.Code) + ")"}
 	}
 
-	e, ov, err := core.ServiceBase(Name, svc, c, nil)
+	e, ov, err := core.ServiceBase(Name, svc, c, core.NodeFilter{})
 	f, errs := ReadService(svc)
 	if err != nil {
 		var inv *core.InvalidError
