@@ -152,9 +152,6 @@ type Assessment struct {
 	// Layer and Protocols are copied from the exposure; Decide needs them.
 	Layer     Layer     `json:"layer"`
 	Protocols Protocols `json:"-"`
-
-	// declared: the exposure declares client Pods, so DeclaredClients can be known.
-	declared bool
 }
 
 // Names of facts reported in Assessment.Missing.
@@ -196,7 +193,6 @@ func Assess(e *Exposure) Assessment {
 		Layer:     e.Layer,
 		Protocols: e.Protocols,
 		Reasons:   make([]Reason, 0, len(e.Reasons)+5),
-		declared:  e.Placement.ClientNodes != nil,
 	}
 	a.Reasons = append(a.Reasons, e.Reasons...)
 	if e.Hairpin != nil {
@@ -208,11 +204,11 @@ func Assess(e *Exposure) Assessment {
 	}
 	switch {
 	case e.Access == AccessServiceName:
-		a.noLoop(PathUnknown, reasonServiceName)
+		a.noLoop(e, PathUnknown, reasonServiceName)
 		a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
 		return a
 	case e.Scope == Public:
-		a.noLoop(PathUnknown, reasonPublicLB)
+		a.noLoop(e, PathUnknown, reasonPublicLB)
 		// The source seen for in-cluster clients of a public LB depends on the node's egress
 		// NAT, which no input describes.
 		a.Source = SourceAddress{Kind: SourceUnknown}
@@ -221,7 +217,7 @@ func Assess(e *Exposure) Assessment {
 
 	switch e.Intercept {
 	case Yes:
-		a.noLoop(PathVIP, reasonIntercepted)
+		a.noLoop(e, PathVIP, reasonIntercepted)
 		a.Source = interceptedSource(e)
 		return a
 	case No:
@@ -232,7 +228,7 @@ func Assess(e *Exposure) Assessment {
 	// Any one sufficient condition rules the loop out, whatever else is unknown: source NAT
 	// on the LB, or clients that can never share a node with a backend the LB picks.
 	if e.LBSourceNAT == Yes {
-		a.noLoop(a.Path, reasonLBSourceNAT)
+		a.noLoop(e, a.Path, reasonLBSourceNAT)
 		a.Source = SourceAddress{Kind: SourceUnknown}
 		if e.Intercept == No {
 			a.Source = a.nodePortSource(e, lbSource(e))
@@ -270,10 +266,12 @@ func Assess(e *Exposure) Assessment {
 	return a
 }
 
-func (a *Assessment) noLoop(p Path, r Reason) {
+// noLoop records a loop-free verdict. DeclaredClients becomes 0 only when clients are
+// declared; otherwise it stays unknown, as documented.
+func (a *Assessment) noLoop(e *Exposure, p Path, r Reason) {
 	a.Risk, a.Symptom, a.Path = RiskNone, SymptomNone, p
 	a.WorstCase = P(0)
-	if a.declared {
+	if e.Placement.ClientNodes != nil {
 		a.DeclaredClients = P(0)
 	}
 	a.Reasons = append(a.Reasons, r)
