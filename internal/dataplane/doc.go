@@ -20,9 +20,9 @@
 //	dataplane: N scenarios, N agree, ...
 //
 // with fmt.Printf. `go test` hides the output of passing packages in package-list mode
-// (`go test ./...`), so CI shows the line only with -v or -json:
+// (`go test ./...`), so `make test` runs this package in directory mode, which prints it:
 //
-//	go test -v -run TestModelAgreesWithKernel ./internal/dataplane
+//	cd internal/dataplane && go test
 //
 // The tests need what netlab needs (ip, iptables-restore, and user or root network
 // namespaces) and skip with netlab's reason elsewhere.
