@@ -83,13 +83,14 @@ func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (
 		return nil, err
 	}
 	if p.Blocked == nil {
-		p.Blocked = r.validate(p)
+		p.Blocked = r.validate(p, false)
 	}
 	return p, nil
 }
 
-// validate checks a whole plan before anything is written.
-func (r *Reconciler) validate(p *Plan) error {
+// validate checks a whole plan before anything is written. Whether a cluster writer is
+// configured matters only to apply: an offline plan is still a valid plan.
+func (r *Reconciler) validate(p *Plan, applying bool) error {
 	d := &p.Decision
 	if p.Empty() {
 		return nil
@@ -106,7 +107,7 @@ func (r *Reconciler) validate(p *Plan) error {
 			return &KindError{Kind: ErrImmutable, Object: p.Object, Msg: "the plan replaces an object (" + ch.String() + "); allow disruptive changes to apply it"}
 		}
 		if ch.By == WriterCluster {
-			if r.writer == nil {
+			if applying && r.writer == nil {
 				return &KindError{Kind: ErrUnsupported, Object: p.Object, Msg: "the plan writes Kubernetes objects but no cluster writer is configured"}
 			}
 			if ch.Object == nil || (len(ch.Edits) == 0 && !ch.Create) {
@@ -139,7 +140,7 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan) (*Outcome, error) {
 	if p.Blocked != nil {
 		return out, p.Blocked
 	}
-	if err := r.validate(p); err != nil {
+	if err := r.validate(p, true); err != nil {
 		return out, err
 	}
 	log := r.log.With("object", p.Object.String(), "remedy", string(p.Decision.Remedy))

@@ -288,9 +288,13 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 	}
 }
 
-func TestReconcileWithoutWriterRefusesClusterChanges(t *testing.T) {
+func TestReconcileWithoutWriterPlansButRefusesToApply(t *testing.T) {
 	r := NewReconciler(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}}))
-	if _, err := r.Reconcile(context.Background(), nil, nil); !errors.Is(err, ErrUnsupported) {
+	p, err := r.Plan(context.Background(), nil, nil)
+	if err != nil || p.Blocked != nil || len(p.Changes) != 1 {
+		t.Fatalf("offline plan = %+v, %v: a plan without a writer is still a plan", p, err)
+	}
+	if _, err := r.Apply(context.Background(), p); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("err = %v", err)
 	}
 }

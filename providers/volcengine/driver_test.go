@@ -61,7 +61,8 @@ func planCases() map[string]planCase {
 			profile: func(p *core.ClusterProfile) { *p = core.ClusterProfile{} }, blocked: []string{"precondition"}},
 		"create Proxy refused while clients share nodes": {input: svcManifest(proxyWithClients), policy: preferLB,
 			opts: volcengine.DriverOptions{RefuseCoLocatedProxy: true}, blocked: []string{"precondition"}},
-		"create Proxy offline": {input: svcManifest(proxyWithClients), policy: preferLB, offline: true, blocked: []string{"unsupported"}},
+		// An offline plan is a plan; only applying it needs a cluster writer.
+		"create Proxy offline": {input: svcManifest(proxyWithClients), policy: preferLB, offline: true},
 
 		"existing VIP, manifest asks for Proxy": {input: svcManifest(proxyWithClients), policy: preferLB,
 			inCluster: []runtime.Object{createdVIP}, blocked: []string{"immutable"}},

@@ -2,7 +2,6 @@ package volcengine_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 
@@ -59,7 +58,7 @@ func ExampleDriver() {
 	for _, n := range p.Notes {
 		fmt.Println("note", n.Code)
 	}
-	fmt.Println("without a cluster writer:", errors.Is(p.Blocked, core.ErrUnsupported))
+	fmt.Println("blocked:", p.Blocked != nil)
 	// Output:
 	// decision: node-separation
 	// cluster Service shop/web metadata.annotations[service.beta.kubernetes.io/volcengine-loadbalancer-ip-mode] → Proxy
@@ -67,7 +66,7 @@ func ExampleDriver() {
 	// check Service shop/web status.loadBalancer.ingress[*].ipMode = Proxy
 	// note vke-same-node-present
 	// note vke-proxy-loop-probability
-	// without a cluster writer: true
+	// blocked: false
 }
 
 // Find the client Pods that share a node with a backend, and what the loop probability is.
