@@ -86,6 +86,12 @@ func (o *assessOptions) validate() error {
 	if o.profile == "-" && contains(o.files, "-") {
 		return usagef("standard input can be read once: give it to -f or to --profile, not both")
 	}
+	return o.validateFacts()
+}
+
+// validateFacts checks the flags every command shares: the output format and the cluster
+// facts and policy.
+func (o *assessOptions) validateFacts() error {
 	ok := false
 	for _, f := range outputFormats {
 		ok = ok || f == o.output
@@ -154,15 +160,48 @@ func contains(list []string, s string) bool {
 // nothing sensible can be printed; every problem with an input is in Report.Errors and the
 // readable objects are still assessed.
 func assess(o *assessOptions) (*Report, error) {
-	if err := o.validate(); err != nil {
+	in, rep, err := o.readManifests()
+	if err != nil {
 		return nil, err
 	}
-	rep := &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Results: []Result{}, Skipped: []Skipped{}, Errors: []InputError{}}
+	evaluateAll(in.entry.newDialect, in.set, in.cluster, in.profile.Policy, rep, o.workers)
+	rep.finish()
+	return rep, nil
+}
 
+// inputs are the objects and cluster facts a command evaluates, wherever they came from
+// (manifests for assess and plan, a live cluster for scan and apply).
+type inputs struct {
+	set     *manifest.Set
+	profile core.ClusterProfile
+	entry   dialectEntry
+	cluster *core.Cluster
+}
+
+func newReport() *Report {
+	return &Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Results: []Result{}, Skipped: []Skipped{}, Errors: []InputError{}}
+}
+
+// readManifests validates the flags and reads the -f inputs into cluster facts; problems
+// with single inputs are in the report's errors.
+func (o *assessOptions) readManifests() (*inputs, *Report, error) {
+	if err := o.validate(); err != nil {
+		return nil, nil, err
+	}
+	rep := newReport()
 	reader := manifest.Reader{Stdin: o.stdin, Workers: o.workers}
 	set, errs := reader.Read(o.files...)
 	rep.addErrors(errs)
+	in, err := o.prepare(set, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, rep, nil
+}
 
+// prepare merges the profile, chooses the dialect and indexes the objects: the steps after
+// reading that every command shares.
+func (o *assessOptions) prepare(set *manifest.Set, rep *Report) (*inputs, error) {
 	profile := o.clusterProfile(set, rep)
 
 	entry, err := o.chooseDialect(set, &profile, rep)
@@ -180,10 +219,7 @@ func assess(o *assessOptions) (*Report, error) {
 		// The profile's values were validated above; this is the core refusing a selector.
 		return nil, usagef("cluster facts: %v", err)
 	}
-
-	evaluateAll(entry.newDialect, set, cluster, profile.Policy, rep, o.workers)
-	rep.finish()
-	return rep, nil
+	return &inputs{set: set, profile: profile, entry: entry, cluster: cluster}, nil
 }
 
 // clusterProfile merges, field by field, a ClusterProfile document among the inputs, the

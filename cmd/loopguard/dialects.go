@@ -23,17 +23,49 @@ type dialectEntry struct {
 	capabilities []core.Capability
 	// fallback: used when no other dialect recognizes the inputs; never auto-detected.
 	fallback bool
+	// newDriver builds the cloud's Driver and the dialect to plan with (the driver's own, so
+	// decisions count what the driver knows); nil when loopguard cannot carry out this
+	// cloud's remedies, and plans are unsupported.
+	newDriver func(env driverEnv) (core.Driver, core.Dialect, error)
+}
+
+// driverEnv is what a Driver may use beyond the objects: nothing offline; the API server's
+// version on a live cluster.
+type driverEnv struct {
+	// serverVersion is nil offline.
+	serverVersion volcengine.ServerVersioner
 }
 
 func dialectEntries() []dialectEntry {
 	return []dialectEntry{
 		{name: tencent.Name, newDialect: func() core.Dialect { return tencent.NewDialect(nil) },
-			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities()},
+			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities(), newDriver: newTencentDriver},
 		{name: volcengine.Name, newDialect: func() core.Dialect { return volcengine.NewDialect(nil) },
-			recognizes: volcengine.Recognizes},
+			recognizes: volcengine.Recognizes, newDriver: newVolcengineDriver},
 		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
 			recognizes: kubernetes.Recognizes, fallback: true},
 	}
+}
+
+// newTencentDriver is TKE's driver in its default mode: remedies are written as annotations
+// and TkeServiceConfig entries, which TKE's controllers carry to the CLB. The CLI does not call
+// the CLB API (the driver's direct mode), so it needs no cloud credentials.
+func newTencentDriver(driverEnv) (core.Driver, core.Dialect, error) {
+	d, err := tencent.NewDriver(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, d.Dialect(), nil
+}
+
+// newVolcengineDriver is VKE's driver; on a live cluster the API server's version decides the
+// Kubernetes prerequisite of Proxy mode.
+func newVolcengineDriver(env driverEnv) (core.Driver, core.Dialect, error) {
+	d, err := volcengine.NewDriver(&volcengine.DriverOptions{ServerVersion: env.serverVersion})
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, d.Dialect(), nil
 }
 
 func findDialect(name string) (dialectEntry, bool) {

@@ -253,16 +253,7 @@ func resultOf(r *core.Result, location string) Result {
 		SourceAddressValue:             a.Source.Address,
 		Reasons:                        reasonsOf(a.Reasons),
 		Notes:                          reasonsOf(r.Exposure.Notes),
-		Decision: Decision{
-			Remedy:    string(d.Remedy),
-			Path:      pathOf(d.Path),
-			Why:       d.Why,
-			Tentative: d.Tentative,
-			Action:    d.Action,
-			Tickets:   capsOf(d.Tickets),
-			Reason:    reasonOf(d.Reason),
-			Rejected:  make([]Rejected, 0, len(d.Rejected)),
-		},
+		Decision:                       decisionOf(d),
 	}
 	if r.Exposure.Placement.ClientNodes == nil {
 		// No client was declared: core.Assess reports 0 for a verdict of no risk, but the
@@ -272,8 +263,31 @@ func resultOf(r *core.Result, location string) Result {
 	if out.SourceAddress == "" {
 		out.SourceAddress = string(core.SourceUnknown)
 	}
+	if h := a.Hairpin; h != nil {
+		hp := &Hairpin{SourceAddress: string(h.Source.Kind), ClientIP: clientIPOf(h.Source.ClientIP), Reasons: reasonsOf(h.Reasons)}
+		if h.Works.Known() {
+			w := h.Works == core.Yes
+			hp.Works = &w
+		}
+		out.Hairpin = hp
+	}
+	return out
+}
+
+// decisionOf converts the core's decision into the report's contract.
+func decisionOf(d *core.Decision) Decision {
+	out := Decision{
+		Remedy:    string(d.Remedy),
+		Path:      pathOf(d.Path),
+		Why:       d.Why,
+		Tentative: d.Tentative,
+		Action:    d.Action,
+		Tickets:   capsOf(d.Tickets),
+		Reason:    reasonOf(d.Reason),
+		Rejected:  make([]Rejected, 0, len(d.Rejected)),
+	}
 	if d.Costs != nil {
-		out.Decision.Costs = &Costs{
+		out.Costs = &Costs{
 			LosesLBFeatures:  d.Costs.LosesLBFeatures,
 			ClientIP:         clientIPOf(d.Costs.ClientIP),
 			Tickets:          capsOf(d.Costs.Tickets),
@@ -283,16 +297,8 @@ func resultOf(r *core.Result, location string) Result {
 		}
 	}
 	for _, rj := range d.Rejected {
-		out.Decision.Rejected = append(out.Decision.Rejected, Rejected{
+		out.Rejected = append(out.Rejected, Rejected{
 			Remedy: string(rj.Remedy), RankedBelow: string(rj.RankedBelow), Reason: reasonOf(rj.Reason)})
-	}
-	if h := a.Hairpin; h != nil {
-		hp := &Hairpin{SourceAddress: string(h.Source.Kind), ClientIP: clientIPOf(h.Source.ClientIP), Reasons: reasonsOf(h.Reasons)}
-		if h.Works.Known() {
-			w := h.Works == core.Yes
-			hp.Works = &w
-		}
-		out.Hairpin = hp
 	}
 	return out
 }

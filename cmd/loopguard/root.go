@@ -83,9 +83,22 @@ errors go to standard error and, with -o json|yaml, into "errors").`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "manifests to read: a file, a folder (read recursively: .yaml, .yml, .json), or - for standard input; repeatable")
+	addOutputFlags(cmd, o)
+	f.BoolVar(&o.failOnRisk, "fail-on-risk", false, "exit with code 1 when an object is at risk")
+	addFactsFlags(cmd, o)
+	return cmd
+}
+
+// addOutputFlags registers --profile and -o, which every command has.
+func addOutputFlags(cmd *cobra.Command, o *assessOptions) {
+	f := cmd.Flags()
 	f.StringVar(&o.profile, "profile", "", "a ClusterProfile file (kind ClusterProfile, apiVersion loopguard.io/v1alpha1)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
-	f.BoolVar(&o.failOnRisk, "fail-on-risk", false, "exit with code 1 when an object is at risk")
+}
+
+// addFactsFlags registers the cluster facts and policy flags, which override the profile.
+func addFactsFlags(cmd *cobra.Command, o *assessOptions) {
+	f := cmd.Flags()
 	f.StringVar(&o.provider, flagProvider, "", "the cloud's dialect: "+strings.Join(providerNames(), ", "))
 	f.StringVar(&o.kubernetesVersion, flagKubernetesVersion, "", "the API server's version, e.g. v1.30.2")
 	f.StringVar(&o.proxyMode, flagProxyMode, "", "how nodes implement Services: iptables, ipvs, nftables or ebpf")
@@ -98,7 +111,6 @@ errors go to standard error and, with -o json|yaml, into "errors").`,
 	f.BoolVar(&o.allowTickets, flagAllowTickets, false, "policy: a remedy may need an allowlist that a support ticket grants")
 	f.BoolVar(&o.allowDisruptive, flagAllowDisruptive, false, "policy: a remedy may need a new object (a new Service and LB address)")
 	f.StringVar(&o.clients, flagClients, "", "a label selector for the in-cluster client Pods whose placement matters, e.g. app=frontend")
-	return cmd
 }
 
 func newVersionCommand(stdout io.Writer) *cobra.Command {
