@@ -3,10 +3,8 @@ package tencent_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,114 +20,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/tencent"
 	"github.com/loopguard/loopguard/providers/tencent/clbtest"
 )
 
-// memCluster is a hand-written core.ClusterWriter: objects by key with resourceVersions, a log
-// of writes, and an optional hook that runs before an Update (a concurrent writer).
-type memCluster struct {
-	mu       sync.Mutex
-	objs     map[core.ObjectKey]*unstructured.Unstructured
-	rv       int
-	writes   []string
-	onUpdate func(m *memCluster, u *unstructured.Unstructured)
-}
-
-func newMemCluster(objs ...*unstructured.Unstructured) *memCluster {
-	m := &memCluster{objs: map[core.ObjectKey]*unstructured.Unstructured{}}
-	for _, o := range objs {
-		m.putLocked(o)
-	}
-	return m
-}
-
-func ukey(u *unstructured.Unstructured) core.ObjectKey {
-	return core.ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-func (m *memCluster) putLocked(u *unstructured.Unstructured) {
-	m.rv++
-	u = u.DeepCopy()
-	u.SetResourceVersion(strconv.Itoa(m.rv))
-	m.objs[ukey(u)] = u
-}
-
-func (m *memCluster) Get(_ context.Context, k core.ObjectKey) (*unstructured.Unstructured, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if o, ok := m.objs[k]; ok {
-		return o.DeepCopy(), nil
-	}
-	return nil, nil
-}
-
-// Apply merges the partial object's annotations and labels (all loopguard applies).
-func (m *memCluster) Apply(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "apply "+ukey(u).String())
-	live, ok := m.objs[ukey(u)]
-	if !ok {
-		return errors.New("memCluster: apply of a missing object")
-	}
-	merged := live.DeepCopy()
-	ann := merged.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	for k, v := range u.GetAnnotations() {
-		ann[k] = v
-	}
-	merged.SetAnnotations(ann)
-	m.putLocked(merged)
-	return nil
-}
-
-func (m *memCluster) Update(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	hook := m.onUpdate
-	m.onUpdate = nil
-	m.mu.Unlock()
-	if hook != nil {
-		hook(m, u)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "update "+ukey(u).String())
-	live, ok := m.objs[ukey(u)]
-	if !ok {
-		return errors.New("memCluster: update of a missing object")
-	}
-	if live.GetResourceVersion() != u.GetResourceVersion() {
-		return &core.KindError{Kind: core.ErrConflict, Msg: "the object has been modified; please apply your changes to the latest version"}
-	}
-	m.putLocked(u)
-	return nil
-}
-
-func (m *memCluster) Create(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "create "+ukey(u).String())
-	if _, ok := m.objs[ukey(u)]; ok {
-		return &core.KindError{Kind: core.ErrConflict, Msg: "already exists"}
-	}
-	m.putLocked(u)
-	return nil
-}
-
-func (m *memCluster) log() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.writes...)
-}
-
-// put replaces an object as another writer would.
-func (m *memCluster) put(u *unstructured.Unstructured) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.putLocked(u)
+// newMemCluster is an in-memory cluster holding objs (core/drivertest).
+func newMemCluster(objs ...*unstructured.Unstructured) *drivertest.Cluster {
+	return drivertest.NewCluster(objs...)
 }
 
 // fromYAML reads one object.

@@ -288,7 +288,7 @@ spec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 80, scheduler: WRR}]}}
 			live := newMemCluster(toUnstructured(t, tc.svc))
 			for _, o := range tc.objects {
 				objs = append(objs, o)
-				live.put(o)
+				live.Put(o)
 			}
 			c := cluster(t, ipvsProfile(tencent.CapL4SNAT), objs...)
 			p, res := planFor(t, d, tc.svc, c, snatPolicy, live)
@@ -447,7 +447,7 @@ func TestPlanAllowlists(t *testing.T) {
 			if ae.Capability != tc.wantCap || ae.Ask != tencent.Ask(tc.wantCap) {
 				t.Errorf("AllowlistError = %+v, want capability %s asking %q", ae, tc.wantCap, tencent.Ask(tc.wantCap))
 			}
-			if w := mem.log(); len(w) != 0 {
+			if w := mem.Writes(); len(w) != 0 {
 				t.Errorf("wrote %v before refusing", w)
 			}
 		})

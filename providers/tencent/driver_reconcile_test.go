@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -89,11 +90,11 @@ func TestReconcileL4SNATKeepsForeignFields(t *testing.T) {
 	if len(out.Written) != 1 {
 		t.Fatalf("written %v, want the one config update", out.Written)
 	}
-	live, _ := mem.Get(context.Background(), ukey(cfg))
+	live, _ := mem.Get(context.Background(), drivertest.KeyOf(cfg))
 	if diff := cmp.Diff(jsonMeaning(fromYAML(t, configAfterSNAT).Object), withoutRV(live)); diff != "" {
 		t.Errorf("config after reconcile (-want +got):\n%s", diff)
 	}
-	writes := mem.log()
+	writes := mem.Writes()
 
 	// Stale cluster: the dialect still reads the old config and decides lb-snat again.
 	out, err = r.Reconcile(context.Background(), svc, c)
@@ -105,7 +106,7 @@ func TestReconcileL4SNATKeepsForeignFields(t *testing.T) {
 	if err != nil || len(out.Written) != 0 || out.Plan.Decision.Remedy != core.RemedyNone {
 		t.Fatalf("second run (fresh): written %v, decision %s, err %v", out.Written, out.Plan.Decision.Remedy, err)
 	}
-	if got := mem.log(); len(got) != len(writes) {
+	if got := mem.Writes(); len(got) != len(writes) {
 		t.Errorf("second runs wrote %v", got[len(writes):])
 	}
 }
@@ -121,7 +122,7 @@ func TestReconcileCreatesConfigThenReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"create TkeServiceConfig default/web-loopguard", "apply Service default/web"}
-	if diff := cmp.Diff(want, mem.log()); diff != "" {
+	if diff := cmp.Diff(want, mem.Writes()); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	live, _ := mem.Get(context.Background(), core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"})
@@ -140,9 +141,9 @@ func TestReconcileCreatesConfigThenReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(mem.log())
+	n := len(mem.Writes())
 	out, err := r.Reconcile(context.Background(), typed, cluster(t, ipvsProfile(tencent.CapL4SNAT), typed, cfg))
-	if err != nil || len(out.Written) != 0 || len(mem.log()) != n {
+	if err != nil || len(out.Written) != 0 || len(mem.Writes()) != n {
 		t.Errorf("second run: written %v, err %v", out.Written, err)
 	}
 }
@@ -154,21 +155,21 @@ func TestReconcileRetriesConflict(t *testing.T) {
 	svc := privateService("web", map[string]string{tencent.AnnotationServiceConfig: "web-cfg"}, "TCP/80")
 	cfg := fromYAML(t, configYAML)
 	mem := newMemCluster(toUnstructured(t, svc), cfg)
-	mem.onUpdate = func(m *memCluster, _ *unstructured.Unstructured) {
-		other, _ := m.Get(context.Background(), ukey(cfg))
+	mem.OnNextUpdate(func(m *drivertest.Cluster, _ *unstructured.Unstructured) {
+		other, _ := m.Get(context.Background(), drivertest.KeyOf(cfg))
 		_ = unstructured.SetNestedField(other.Object, int64(200), "spec", "loadBalancer", "internetMaxBandwidthOut")
-		m.put(other)
-	}
+		m.Put(other)
+	})
 	r := core.NewReconciler(d.Dialect(), d, core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
 	objs := []runtime.Object{svc, cfg}
 	if _, err := r.Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), objs...)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"update TkeServiceConfig default/web-cfg", "update TkeServiceConfig default/web-cfg"}
-	if diff := cmp.Diff(want, mem.log()); diff != "" {
+	if diff := cmp.Diff(want, mem.Writes()); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
-	live, _ := mem.Get(context.Background(), ukey(cfg))
+	live, _ := mem.Get(context.Background(), drivertest.KeyOf(cfg))
 	bw, _, _ := unstructured.NestedInt64(live.Object, "spec", "loadBalancer", "internetMaxBandwidthOut")
 	parsed, _ := tencent.ParseServiceConfig(live)
 	if bw != 200 || parsed == nil || !parsed.L4(tencent.ListenerKey{Protocol: "TCP", Port: 80}).SNAT() {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,126 +20,36 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/volcengine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/plans")
 
-// memCluster is a hand-written core.ClusterWriter: objects by key, a write log, and the merge
-// semantics of server-side apply for maps (enough for annotations and spec fields). The real
-// API server is in reconcile_apiserver_test.go.
-type memCluster struct {
-	mu     sync.Mutex
-	objs   map[core.ObjectKey]*unstructured.Unstructured
-	writes []string
-	rv     int
-}
-
-func newMem(objs ...runtime.Object) *memCluster {
-	m := &memCluster{objs: map[core.ObjectKey]*unstructured.Unstructured{}}
-	for _, o := range objs {
-		m.put(toU(o))
+// newMem is an in-memory cluster holding objs (core/drivertest); the real API server is in
+// apiserver_test.go.
+func newMem(objs ...runtime.Object) *drivertest.Cluster {
+	us := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		us[i] = toU(o)
 	}
-	return m
+	return drivertest.NewCluster(us...)
 }
 
 func toU(o runtime.Object) *unstructured.Unstructured {
-	if u, ok := o.(*unstructured.Unstructured); ok {
-		return u.DeepCopy()
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	u, err := drivertest.ToUnstructured(o)
 	if err != nil {
 		panic(err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	switch o.(type) {
-	case *corev1.Service:
-		u.SetAPIVersion("v1")
-		u.SetKind("Service")
-	case *corev1.ConfigMap:
-		u.SetAPIVersion("v1")
-		u.SetKind("ConfigMap")
-	case *corev1.Pod:
-		u.SetAPIVersion("v1")
-		u.SetKind("Pod")
 	}
 	return u
 }
 
-func keyOfU(u *unstructured.Unstructured) core.ObjectKey {
-	return core.ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-func (m *memCluster) put(u *unstructured.Unstructured) {
-	m.rv++
-	u = u.DeepCopy()
-	u.SetResourceVersion(fmt.Sprint(m.rv))
-	m.objs[keyOfU(u)] = u
-}
-
-func (m *memCluster) Get(_ context.Context, k core.ObjectKey) (*unstructured.Unstructured, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if o, ok := m.objs[k]; ok {
-		return o.DeepCopy(), nil
-	}
-	return nil, nil
-}
-
-func (m *memCluster) Apply(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "apply "+keyOfU(u).String())
-	live, ok := m.objs[keyOfU(u)]
-	if !ok {
-		m.put(u)
-		return nil
-	}
-	merged := live.DeepCopy()
-	mergeMaps(merged.Object, u.Object)
-	m.put(merged)
-	return nil
-}
-
-func mergeMaps(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergeMaps(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
-}
-
-func (m *memCluster) Update(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "update "+keyOfU(u).String())
-	m.put(u)
-	return nil
-}
-
-func (m *memCluster) Create(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "create "+keyOfU(u).String())
-	if _, ok := m.objs[keyOfU(u)]; ok {
-		return &core.KindError{Kind: core.ErrConflict, Msg: "already exists"}
-	}
-	m.put(u)
-	return nil
-}
-
 // setStatus plays the cloud-controller-manager: it publishes the CLB address and ipMode.
-func (m *memCluster) setStatus(ns, name, ip string, mode corev1.LoadBalancerIPMode) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func setStatus(m *drivertest.Cluster, ns, name, ip string, mode corev1.LoadBalancerIPMode) {
 	k := core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: ns, Name: name}
-	u := m.objs[k].DeepCopy()
+	u, _ := m.Get(context.Background(), k)
 	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"ip": ip, "ipMode": string(mode)}}, "status", "loadBalancer", "ingress")
-	m.put(u)
+	m.Put(u)
 }
 
 // Objects of the driver tests: three nodes; the backends web-1 on node-a and web-2 on node-b

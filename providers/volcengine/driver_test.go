@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/volcengine"
 )
 
@@ -114,7 +115,7 @@ func withAntiAffinity(p *corev1.Pod) *corev1.Pod {
 
 // planFor runs the case through the Reconciler's Plan (Translate, Assess, Decide, the driver,
 // and the Reconciler's validation), as a host does.
-func planFor(t *testing.T, tc planCase) (*core.Plan, *memCluster) {
+func planFor(t *testing.T, tc planCase) (*core.Plan, *drivertest.Cluster) {
 	t.Helper()
 	profile := readyProfile()
 	if tc.profile != nil {
@@ -158,8 +159,8 @@ func TestDriverPlans(t *testing.T) {
 			if got := errorKinds(p.Blocked); !slices.Equal(got, tc.blocked) {
 				t.Errorf("blocked = %v (%v), want kinds %v", got, p.Blocked, tc.blocked)
 			}
-			if len(mem.writes) != 0 {
-				t.Errorf("planning wrote %v", mem.writes)
+			if len(mem.Writes()) != 0 {
+				t.Errorf("planning wrote %v", mem.Writes())
 			}
 			golden(t, strings.Trim(goldenName.ReplaceAllString(strings.ToLower(name), "-"), "-"), renderPlan(p))
 			// Planning only observes: the same inputs give the same plan.
@@ -182,8 +183,8 @@ func TestDriverBlockedPlansWriteNothing(t *testing.T) {
 			drv, _ := volcengine.NewDriver(&tc.opts)
 			r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
 			_, err := r.Apply(context.Background(), p)
-			if err == nil || len(mem.writes) != 0 {
-				t.Errorf("apply: %v, writes %v; want an error and no write", err, mem.writes)
+			if err == nil || len(mem.Writes()) != 0 {
+				t.Errorf("apply: %v, writes %v; want an error and no write", err, mem.Writes())
 			}
 			var pe *core.PreconditionError
 			if slices.Contains(tc.blocked, "precondition") && !errors.As(err, &pe) {
@@ -256,23 +257,23 @@ func TestDriverReconcileIsIdempotent(t *testing.T) {
 			if err != nil && !errors.As(err, &re) {
 				t.Fatalf("first run: %v, want success or a RetryError while the controller has not set ipMode", err)
 			}
-			written := len(mem.writes)
+			written := len(mem.Writes())
 			if written == 0 || len(out.Written) != written {
-				t.Fatalf("first run wrote %v (outcome %d)", mem.writes, len(out.Written))
+				t.Fatalf("first run wrote %v (outcome %d)", mem.Writes(), len(out.Written))
 			}
 			if err != nil {
 				chk := out.Plan.Checks[0]
 				if !strings.Contains(err.Error(), chk.Pending) {
 					t.Errorf("the retry does not say what pending means: %v", err)
 				}
-				mem.setStatus(chk.Object.Namespace, chk.Object.Name, "172.16.8.99", corev1.LoadBalancerIPMode(chk.Edit.Value.(string)))
+				setStatus(mem, chk.Object.Namespace, chk.Object.Name, "172.16.8.99", corev1.LoadBalancerIPMode(chk.Edit.Value.(string)))
 			}
 			out, err = r.Reconcile(context.Background(), tc.input, c)
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}
-			if len(mem.writes) != written || len(out.Written) != 0 || !out.Plan.Empty() || out.Plan.Blocked != nil {
-				t.Errorf("second run wrote %v, plan %v", mem.writes[written:], out.Plan)
+			if len(mem.Writes()) != written || len(out.Written) != 0 || !out.Plan.Empty() || out.Plan.Blocked != nil {
+				t.Errorf("second run wrote %v, plan %v", mem.Writes()[written:], out.Plan)
 			}
 		})
 	}

@@ -1,0 +1,107 @@
+package drivertest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
+)
+
+func svc(ann map[string]string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+}
+
+func TestClusterKeepsResourceVersionsAndConflicts(t *testing.T) {
+	ctx := context.Background()
+	u, err := drivertest.ToUnstructured(svc(map[string]string{"a": "1"}))
+	if err != nil || u.GetKind() != "Service" || u.GetAPIVersion() != "v1" {
+		t.Fatalf("ToUnstructured = %v, %v", u, err)
+	}
+	c := drivertest.NewCluster(u)
+	key := drivertest.KeyOf(u)
+	live, _ := c.Get(ctx, key)
+	stale := live.DeepCopy()
+	if err := c.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(ctx, stale); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("stale update: %v", err)
+	}
+	c.InjectConflicts(1)
+	live, _ = c.Get(ctx, key)
+	if err := c.Update(ctx, live); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("injected conflict: %v", err)
+	}
+	partial := &unstructured.Unstructured{Object: map[string]any{}}
+	partial.SetAPIVersion("v1")
+	partial.SetKind("Service")
+	partial.SetNamespace("default")
+	partial.SetName("web")
+	partial.SetAnnotations(map[string]string{"b": "2"})
+	if err := c.Apply(ctx, partial); err != nil {
+		t.Fatal(err)
+	}
+	live, _ = c.Get(ctx, key)
+	if got := live.GetAnnotations(); got["a"] != "1" || got["b"] != "2" || live.GetLabels()["drivertest/touched"] == "" {
+		t.Errorf("after apply: annotations %v labels %v", got, live.GetLabels())
+	}
+	if err := c.Create(ctx, partial); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("create of an existing object: %v", err)
+	}
+	if w := c.Writes(); len(w) != 5 {
+		t.Errorf("writes = %v", w)
+	}
+}
+
+// annotationDriver is the smallest driver: it plans one annotation on the Service.
+type annotationDriver struct{ blocked error }
+
+var edit = core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F("example.com/intercept")}, Value: "true"}
+
+func (d annotationDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Blocked: d.blocked}
+	key, _ := core.KeyOf(req.Object)
+	live, err := req.Reader.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if live == nil || !edit.Satisfied(live.Object) {
+		p.Changes = []core.Change{{By: core.WriterCluster, Object: &key, Strategy: core.StrategyApply, Edits: []core.Edit{edit}, Field: edit.String(), To: "true"}}
+	}
+	return p, nil
+}
+
+func (annotationDriver) ApplyCloud(context.Context, *core.Change) error { return core.ErrUnsupported }
+
+// annotationDialect: at risk until the annotation is set.
+type annotationDialect struct{}
+
+func (annotationDialect) Name() string       { return "test" }
+func (annotationDialect) Rules() []core.Rule { return nil }
+func (annotationDialect) Translate(obj runtime.Object, _ *core.Cluster) (*core.Translation, error) {
+	s := obj.(*corev1.Service)
+	e := core.Exposure{Object: core.ObjectRef{Kind: "Service", Namespace: s.Namespace, Name: s.Name}, Scope: core.Private,
+		Layer: core.Layer4, Intercept: core.No, LBSourceNAT: core.No, Binding: core.NodePortCluster, Placement: core.Placement{NodesBehindLB: 2}}
+	if s.Annotations["example.com/intercept"] == "true" {
+		e.Intercept = core.Yes
+	}
+	return &core.Translation{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.RuleIntercepted.Reason()}}}, nil
+}
+
+func TestRunConformance(t *testing.T) {
+	c, _ := core.NewCluster(core.ClusterProfile{})
+	drivertest.RunConformance(t, drivertest.Harness{Dialect: annotationDialect{}, Driver: annotationDriver{}, Cases: []drivertest.Case{
+		{Name: "annotate", Object: svc(map[string]string{"owner": "a"}), Cluster: c},
+		{Name: "already so", Object: svc(map[string]string{"example.com/intercept": "true"}), Cluster: c},
+	}})
+	drivertest.RunConformance(t, drivertest.Harness{Dialect: annotationDialect{}, Driver: annotationDriver{blocked: &core.KindError{Kind: core.ErrPrecondition, Msg: "too old"}},
+		Cases: []drivertest.Case{{Name: "blocked", Object: svc(nil), Cluster: c, Blocked: core.ErrPrecondition}}})
+}

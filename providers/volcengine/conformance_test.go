@@ -1,0 +1,75 @@
+package volcengine_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
+	"github.com/loopguard/loopguard/providers/volcengine"
+)
+
+// TestDriverConformance runs core/drivertest's contract on the VKE driver: plans only read and
+// are stable, creating a Service with its ip-mode converges once the CCM publishes the mode, a
+// second run writes nothing, and a mode change of an existing Service is a replacement beside
+// it only when the policy allows it.
+func TestDriverConformance(t *testing.T) {
+	drv, err := volcengine.NewDriver(&volcengine.DriverOptions{NoClusterReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := core.ClusterProfile{KubernetesVersion: "v1.32.2", CCMVersion: "v1.43.0", ProxyMode: core.ProxyModeEBPF,
+		Dataplane: core.DataplaneProfile{CNI: "vpc-cni", PodInterface: "ipvlan"}}
+	cluster, err := core.NewCluster(profile, node("node-a"), node("node-b"),
+		pod("shop", "web-1", "node-a", map[string]string{"app": "web"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := func(mode string, existing bool) *corev1.Service {
+		s := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
+				volcengine.AnnotationAddressType: volcengine.AddressTypePrivate, "owner": "team-a"}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+				Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		if mode != "" {
+			s.Annotations[volcengine.AnnotationIPMode] = mode
+		}
+		if existing {
+			s.UID = "uid-web"
+			m := corev1.LoadBalancerIPMode(mode)
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.9", IPMode: &m}}
+		}
+		return s
+	}
+	// publish plays the CCM: the new Service gets an address with the mode it asked for.
+	publish := func(c *drivertest.Cluster) {
+		for _, name := range []string{"web", "web-vip"} {
+			u, _ := c.Get(t.Context(), core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: name})
+			if u == nil {
+				continue
+			}
+			mode := u.GetAnnotations()[volcengine.AnnotationIPMode]
+			if mode == "" {
+				mode = volcengine.IPModeVIP
+			}
+			_ = setIngress(u, "10.0.0.9", mode)
+			c.Put(u)
+		}
+	}
+	drivertest.RunConformance(t, drivertest.Harness{Dialect: drv.Dialect(), Driver: drv, Cases: []drivertest.Case{
+		{Name: "new Service, VIP by default", Object: service("", false), Cluster: cluster, NotCreated: true, Settle: publish},
+		// Without AllowDisruptive, Decide passes over the replacement: DNS steering, for the user.
+		{Name: "existing Proxy Service, default policy", Object: service(volcengine.IPModeProxy, true), Cluster: cluster},
+		{Name: "existing Proxy Service, replacement allowed", Object: service(volcengine.IPModeProxy, true), Cluster: cluster,
+			Policy: core.Policy{AllowDisruptive: true}, Settle: publish},
+	}})
+}
+
+// setIngress writes status.loadBalancer.ingress with one address and its ipMode.
+func setIngress(u *unstructured.Unstructured, ip, mode string) error {
+	return unstructured.SetNestedSlice(u.Object, []any{map[string]any{"ip": ip, "ipMode": mode}}, "status", "loadBalancer", "ingress")
+}
