@@ -21,8 +21,12 @@ const (
 	exitOK = 0
 	// exitAtRisk: --fail-on-risk and some object is at risk.
 	exitAtRisk = 1
-	// exitInput: some input could not be read or parsed, or the command line is wrong.
+	// exitInput: some input could not be read or parsed (or the cluster could not be read), or
+	// the command line is wrong.
 	exitInput = 2
+	// exitBlocked (plan, apply): a plan is blocked or could not be computed, or (apply) a
+	// write failed or is not verified yet.
+	exitBlocked = 3
 )
 
 // run is the whole program: tests call it with their own streams.

@@ -30,9 +30,9 @@ func render(w io.Writer, format string, rep *Report) error {
 	return bw.Flush()
 }
 
-// renderJSON is the reference encoding of the report; writeReportJSON writes the same bytes
-// faster.
-func renderJSON(w io.Writer, rep *Report) error {
+// renderJSON is the reference encoding of a report (assess's, or plan's and apply's);
+// writeReportJSON writes the same bytes faster for assess's.
+func renderJSON(w io.Writer, rep any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Actions carry shell-like text ("<", "&"); keep it readable.
@@ -42,7 +42,7 @@ func renderJSON(w io.Writer, rep *Report) error {
 
 // renderYAML writes the same document as renderJSON, in YAML, keeping the JSON field order
 // (a round trip through a map would sort the keys).
-func renderYAML(w io.Writer, rep *Report) error {
+func renderYAML(w io.Writer, rep any) error {
 	var buf bytes.Buffer
 	if err := renderJSON(&buf, rep); err != nil {
 		return err

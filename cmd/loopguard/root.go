@@ -37,7 +37,8 @@ ClusterProfile in docs/annotations.md.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err.Error() + "\nSee '" + c.CommandPath() + " --help'."}
 	})
-	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newVersionCommand(stdout))
+	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newScanCommand(stdout, stderr, &code),
+		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout))
 	return root, &code
 }
 

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/loopguard/loopguard/adapters/kube"
+	"github.com/loopguard/loopguard/adapters/manifest"
+	"github.com/loopguard/loopguard/providers/tencent"
+)
+
+// liveOptions are the flags of the commands that read a live cluster (scan, apply).
+type liveOptions struct {
+	kubeconfig string
+	context    string
+	namespace  string
+	// objects (apply) limits the plans to these Kind/namespace/name.
+	objects []string
+	dryRun  bool
+}
+
+func addLiveFlags(cmd *cobra.Command, l *liveOptions) {
+	f := cmd.Flags()
+	f.StringVar(&l.kubeconfig, "kubeconfig", "", "the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
+	f.StringVar(&l.context, "context", "", "the kubeconfig context to use; default: its current context")
+	f.StringVarP(&l.namespace, "namespace", "n", "", "read Services, Ingresses, EndpointSlices, Pods and TkeServiceConfigs of this namespace only; default: every namespace (Nodes, IngressClasses and kube-system's ConfigMaps are always read)")
+}
+
+// requestTimeout bounds one API request when the kubeconfig sets no timeout, so an unreachable
+// server fails the command instead of hanging it.
+const requestTimeout = 30 * time.Second
+
+// Client-side rate limits when the kubeconfig sets none.
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
+// tkeServiceConfigs are read with the other objects: TKE plans merge into them. A cluster that
+// does not serve them (any other cloud) is read without them.
+var tkeServiceConfigs = schema.GroupVersionResource{Group: tencent.ServiceConfigGroup, Version: tencent.ServiceConfigVersion, Resource: "tkeserviceconfigs"}
+
+// connect loads the client configuration with client-go's standard rules (--kubeconfig, else
+// $KUBECONFIG, else ~/.kube/config, else in-cluster) and names where it points: the context,
+// or "in-cluster". Nothing of the configuration's credentials is ever printed.
+func (l *liveOptions) connect(stderr io.Writer) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if l.kubeconfig != "" {
+		rules.ExplicitPath = l.kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: l.context}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", usagef("kubeconfig: %v", err)
+	}
+	where := l.context
+	if where == "" {
+		if raw, err := cc.RawConfig(); err == nil {
+			where = raw.CurrentContext
+		}
+	}
+	if where == "" {
+		where = "in-cluster"
+	}
+	cfg.UserAgent = "loopguard/" + strings.TrimPrefix(versionString(), "loopguard ")
+	if cfg.Timeout == 0 {
+		cfg.Timeout = requestTimeout
+	}
+	if cfg.QPS == 0 && cfg.Burst == 0 && cfg.RateLimiter == nil {
+		// client-go's default of 5 requests per second would make apply on a large cluster
+		// (a few reads and a write per object) take minutes; the API server's priority and
+		// fairness protects it, as it does from kubectl, which sets similar limits.
+		cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	}
+	// The API server's warnings (a deprecated field in an object written) are the user's to
+	// read, as kubectl prints them, and not klog's.
+	cfg.WarningHandler = rest.NewWarningWriter(stderr, rest.WarningWriterOptions{Deduplicate: true})
+	return cfg, where, nil
+}
+
+// gather reads the cluster into the same Set manifests are read into, each object located at
+// "context NAME", so the rest of the pipeline (profile, dialect detection, evaluation, report)
+// is assess's.
+func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string) (*manifest.Set, error) {
+	src := manifest.Source{Name: "context " + where}
+	if where == "in-cluster" {
+		src.Name = where
+	}
+	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace, Custom: []schema.GroupVersionResource{tkeServiceConfigs}})
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
+	}
+	set := &manifest.Set{Objects: make([]manifest.Object, len(objs))}
+	for i, o := range objs {
+		set.Objects[i] = manifest.Object{Object: o, Source: src}
+	}
+	return set, nil
+}
+
+// serverVersion is the discovery client, for drivers whose prerequisites depend on the API
+// server's version.
+func serverVersion(cfg *rest.Config) (*discovery.DiscoveryClient, error) {
+	return discovery.NewDiscoveryClientForConfig(cfg)
+}
+
+// parseObjects parses the --object values (Kind/namespace/name).
+func (l *liveOptions) parseObjects() ([]ObjectRef, error) {
+	var out []ObjectRef
+	for _, s := range l.objects {
+		parts := strings.Split(s, "/")
+		if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+			return nil, usagef("--object %q: want Kind/namespace/name, e.g. Service/shop/checkout", s)
+		}
+		var kind string
+		switch strings.ToLower(parts[0]) {
+		case "service", "services", "svc":
+			kind = "Service"
+		case "ingress", "ingresses", "ing":
+			kind = "Ingress"
+		default:
+			return nil, usagef("--object %q: the kind is Service or Ingress", s)
+		}
+		if l.namespace != "" && parts[1] != l.namespace {
+			return nil, usagef("--object %q is outside --namespace %q", s, l.namespace)
+		}
+		out = append(out, ObjectRef{Kind: kind, Namespace: parts[1], Name: parts[2]})
+	}
+	return out, nil
+}
