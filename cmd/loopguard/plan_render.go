@@ -184,7 +184,11 @@ func renderPlanTable(w io.Writer, rep *PlanReport) error {
 				writeError(w, "blocked", p.Blocked)
 			}
 			if p.Error != nil {
-				writeError(w, "error", p.Error)
+				label := "error"
+				if p.Status == StatusPending {
+					label = "not visible yet"
+				}
+				writeError(w, label, p.Error)
 			}
 		}
 	}
