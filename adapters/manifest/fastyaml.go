@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/internal/jsonstr"
 )
 
 // fastYAMLToJSON converts the plain subset of YAML that Kubernetes manifests are written in
@@ -129,7 +131,7 @@ func (p *fastParser) mapping(ind int) bool {
 		if !first {
 			p.out = append(p.out, ',')
 		}
-		p.out = appendJSONString(p.out, key)
+		p.out = jsonstr.Append(p.out, key)
 		p.out = append(p.out, ':')
 		if !p.value(ind, rest, true) {
 			return false
@@ -247,7 +249,7 @@ func (p *fastParser) value(ind int, rest []byte, inMapping bool) bool {
 		if !ok || !blankOrComment(tail) {
 			return false
 		}
-		p.out = appendJSONString(p.out, s)
+		p.out = jsonstr.Append(p.out, s)
 	default:
 		v := plainValue(rest)
 		if v == nil {
@@ -320,7 +322,7 @@ func (p *fastParser) literal(ind int, rest []byte) bool {
 	if last >= start && !strip && (last < len(p.lines)-1 || p.finalBreak) {
 		body = append(body, '\n')
 	}
-	p.out = appendJSONString(p.out, body)
+	p.out = jsonstr.Append(p.out, body)
 	return p.advance(last+1) != badLine
 }
 
@@ -472,14 +474,14 @@ func appendPlain(out, v []byte) ([]byte, bool) {
 			return append(out, v...), true
 		}
 		if c != '-' && dottedDigits(v) {
-			return appendJSONString(out, v), true
+			return jsonstr.Append(out, v), true
 		}
 		return out, false
 	}
 	if !plainStart(c) {
 		return out, false
 	}
-	return appendJSONString(out, v), true
+	return jsonstr.Append(out, v), true
 }
 
 // decimalInt reports whether v is a decimal integer without leading zeros that fits an int64.
@@ -608,7 +610,7 @@ func appendFlow(out, t []byte, depth int) ([]byte, []byte, bool) {
 				}
 			}
 			keys = append(keys, key)
-			out = appendJSONString(out, key)
+			out = jsonstr.Append(out, key)
 			out = append(out, ':')
 			t = bytes.TrimLeft(t, " ")
 		}
@@ -627,7 +629,7 @@ func appendFlow(out, t []byte, depth int) ([]byte, []byte, bool) {
 			if !ok {
 				return out, nil, false
 			}
-			out = appendJSONString(out, s)
+			out = jsonstr.Append(out, s)
 			t = tail
 		default:
 			i := bytes.IndexAny(t, ",]}")
@@ -662,51 +664,6 @@ func appendFlow(out, t []byte, depth int) ([]byte, []byte, bool) {
 			return out, nil, false
 		}
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString writes s as a JSON string. Invalid UTF-8 is left to the general parser's
-// path by the caller's differential test; here it is written as U+FFFD like encoding/json.
-func appendJSONString(out, s []byte) []byte {
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			out = append(out, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				out = append(out, '\\', c)
-			case '\n':
-				out = append(out, '\\', 'n')
-			case '\r':
-				out = append(out, '\\', 'r')
-			case '\t':
-				out = append(out, '\\', 't')
-			default:
-				out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, s[start:i]...)
-			out = append(out, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
 }
 
 // plainText reports whether data is UTF-8 made of characters YAML prints as they are, with

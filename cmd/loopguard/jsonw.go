@@ -4,7 +4,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/internal/jsonstr"
 )
 
 // The JSON report is written by hand, result by result, because encoding/json builds the
@@ -53,7 +54,7 @@ func (j *jw) sep() {
 // field starts an object member; the value comes next.
 func (j *jw) field(name string) {
 	j.sep()
-	j.buf = appendString(j.buf, name)
+	j.buf = jsonstr.Append(j.buf, name)
 	j.buf = append(j.buf, ':', ' ')
 }
 
@@ -78,7 +79,7 @@ func (j *jw) end(c byte) {
 	}
 }
 
-func (j *jw) str(s string)     { j.buf = appendString(j.buf, s) }
+func (j *jw) str(s string)     { j.buf = jsonstr.Append(j.buf, s) }
 func (j *jw) boolean(b bool)   { j.buf = strconv.AppendBool(j.buf, b) }
 func (j *jw) integer(i int)    { j.buf = strconv.AppendInt(j.buf, int64(i), 10) }
 func (j *jw) null()            { j.buf = append(j.buf, "null"...) }
@@ -148,59 +149,4 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString quotes s as encoding/json does with HTML escaping off.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
