@@ -239,33 +239,40 @@ func TestREADMEStartsWithTheTwoCommands(t *testing.T) {
 	}
 }
 
-// The sample output in the README must be what the first command prints today.
-func TestREADMESampleMatchesTheExample(t *testing.T) {
+// The README's samples must be what the commands print for the examples today: the first
+// command's table and plan's table.
+func TestREADMESamplesMatchTheExamples(t *testing.T) {
 	t.Chdir(repoRoot)
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := os.ReadFile("cmd/loopguard/testdata/golden/tke-example.table")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := map[string]bool{}
-	for _, l := range strings.Split(string(golden), "\n") {
-		lines[l] = true
-	}
-	s := string(readme)
-	start := strings.Index(s, "```\nOBJECT")
-	if start < 0 {
-		t.Fatal("README.md has no sample table")
-	}
-	end := strings.Index(s[start+3:], "```")
-	for _, l := range strings.Split(s[start+4:start+3+end], "\n") {
-		if l == "" || l == "..." {
+	for _, tc := range []struct{ header, golden string }{
+		{"```\nOBJECT                     PROVIDER  RISK     SYMPTOM", "cmd/loopguard/testdata/golden/tke-example.table"},
+		{"```\nOBJECT                     PROVIDER  RISK     REMEDY → PATH            PLAN\n", "cmd/loopguard/testdata/golden/plan-tke-example.table"},
+	} {
+		golden, err := os.ReadFile(tc.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(string(golden), "\n") {
+			lines[l] = true
+		}
+		s := string(readme)
+		start := strings.Index(s, tc.header)
+		if start < 0 {
+			t.Errorf("README.md has no sample for %s", tc.golden)
 			continue
 		}
-		if !lines[l] {
-			t.Errorf("README.md sample line is not in the example's output (testdata/golden/tke-example.table):\n%s", l)
+		end := strings.Index(s[start+3:], "```")
+		for _, l := range strings.Split(s[start+4:start+3+end], "\n") {
+			if l == "" || l == "..." {
+				continue
+			}
+			if !lines[l] {
+				t.Errorf("README.md sample line is not in the output (%s):\n%s", tc.golden, l)
+			}
 		}
 	}
 }

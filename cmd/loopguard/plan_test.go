@@ -235,34 +235,3 @@ func TestPlanScanApplyExitCodes(t *testing.T) {
 		})
 	}
 }
-
-// The plan sample in the README must be what plan prints for the example today.
-func TestREADMEPlanSampleMatchesTheExample(t *testing.T) {
-	t.Chdir(repoRoot)
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden, err := os.ReadFile("cmd/loopguard/testdata/golden/plan-tke-example.table")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := map[string]bool{}
-	for _, l := range strings.Split(string(golden), "\n") {
-		lines[l] = true
-	}
-	s := string(readme)
-	start := strings.Index(s, "```\nOBJECT                     PROVIDER  RISK     REMEDY → PATH            PLAN\n")
-	if start < 0 {
-		t.Fatal("README.md has no plan sample")
-	}
-	end := strings.Index(s[start+3:], "```")
-	for _, l := range strings.Split(s[start+4:start+3+end], "\n") {
-		if l == "" || l == "..." {
-			continue
-		}
-		if !lines[l] {
-			t.Errorf("README.md plan sample line is not in plan's output (testdata/golden/plan-tke-example.table):\n%s", l)
-		}
-	}
-}
