@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,11 @@ func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB Node
 	}
 	ref := ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return Exposure{}, Overrides{}, &KindError{Kind: ErrNotExposed, Object: ref, Msg: "type is " + string(orDefault(string(svc.Spec.Type), "ClusterIP")) + ", not LoadBalancer"}
+		typ := string(svc.Spec.Type)
+		if typ == "" {
+			typ = string(corev1.ServiceTypeClusterIP) // the API server's default
+		}
+		return Exposure{}, Overrides{}, &KindError{Kind: ErrNotExposed, Object: ref, Msg: "type is " + typ + ", not LoadBalancer"}
 	}
 	ov, errs := ReadOverrides(svc)
 	e := Exposure{Object: ref, Provider: provider, Layer: Layer4}
@@ -106,13 +111,6 @@ func IngressBinding(backends []*corev1.Service) Binding {
 	return NodePortLocal
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 // Rules for the offers every cloud can make.
 var (
 	RuleOfferNodeSeparation = Rule{"offer-node-separation",
@@ -123,9 +121,6 @@ var (
 		"DOMAIN.md §2 (tke-guide docs/faq/clb-loopback.md)"}
 	RuleClientsUndeclared = Rule{"clients-undeclared",
 		"No in-cluster clients are declared (profile clients or the loopguard.io/clients annotation), so they cannot be kept apart from the backends.",
-		"DOMAIN.md §1"}
-	RuleNodeSeparationCluster = Rule{"node-separation-cluster-policy",
-		"With externalTrafficPolicy Cluster every node receives connections; separation needs externalTrafficPolicy Local, which this plan sets.",
 		"DOMAIN.md §1"}
 )
 
@@ -185,7 +180,7 @@ func formatLabels(m map[string]string) string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sortStrings(keys)
+	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]

@@ -217,23 +217,10 @@ func (c *Cluster) IngressPlacement(backends []*corev1.Service, clientSelector la
 
 // IngressBackends returns the Services an Ingress routes to, as far as they are known.
 func (c *Cluster) IngressBackends(ing *networkingv1.Ingress) []*corev1.Service {
-	seen := map[string]bool{}
 	var out []*corev1.Service
-	add := func(b *networkingv1.IngressBackend) {
-		if b == nil || b.Service == nil || seen[b.Service.Name] {
-			return
-		}
-		seen[b.Service.Name] = true
-		if s := c.Service(ing.Namespace, b.Service.Name); s != nil {
+	for _, name := range IngressBackendNames(ing) {
+		if s := c.Service(ing.Namespace, name); s != nil {
 			out = append(out, s)
-		}
-	}
-	add(ing.Spec.DefaultBackend)
-	for i := range ing.Spec.Rules {
-		if h := ing.Spec.Rules[i].HTTP; h != nil {
-			for j := range h.Paths {
-				add(&h.Paths[j].Backend)
-			}
 		}
 	}
 	return out
@@ -474,5 +461,3 @@ func termNamespaceMatches(term *corev1.PodAffinityTerm, own, target string) bool
 	}
 	return false
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -48,7 +49,7 @@ func formatKeys(keys map[string]any) string {
 	for k := range keys {
 		names = append(names, k)
 	}
-	sortStrings(names)
+	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s=%v", k, keys[k])

@@ -2,8 +2,6 @@ package core
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -120,14 +118,8 @@ func ParseProfile(name string, data []byte) (*ClusterProfile, error) {
 	return &p, nil
 }
 
-// jsonErrorText turns encoding/json errors into field-naming messages.
-func jsonErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("field %s: cannot use a JSON %s as %s", te.Field, te.Value, te.Type)
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
-}
+// jsonErrorText drops the decoder's "json: " prefix; its messages already name the field.
+func jsonErrorText(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
 
 // Validate checks the profile's values. Provider names and allowlist capabilities are checked
 // by the caller that knows the dialects.

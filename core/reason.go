@@ -128,6 +128,6 @@ func Rules() []Rule {
 		RuleHairpinBridgeOff, RuleHairpinBridgeOn, RuleHairpinUnknown, RuleKubeletHairpinDead,
 		RuleDecideNoLoop, RuleDecideChosen, RuleDecideRanked, RuleDecideUnmet, RuleDecideTicket,
 		RuleDecideDisruptive, RuleDecideL7NoIntercept, RuleDecideTentative, RuleDecideNothing,
-		RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared, RuleNodeSeparationCluster,
+		RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared,
 	}
 }

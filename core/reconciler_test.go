@@ -13,8 +13,9 @@ import (
 )
 
 // memCluster is a hand-written ClusterWriter for the reconciler's unit tests: objects by key,
-// resourceVersions, and injectable conflicts. Integration against a real API server is in
-// adapters/kube.
+// resourceVersions, and injectable conflicts. It is not core/drivertest.Cluster because
+// drivertest imports core, and these internal tests would then form an import cycle.
+// Integration against a real API server is in adapters/kube.
 type memCluster struct {
 	mu        sync.Mutex
 	objs      map[ObjectKey]*unstructured.Unstructured
