@@ -61,7 +61,7 @@ func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 	drv := DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 		return &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Checks: []Check{ipModeEach("Proxy")}}, nil
 	}}
-	r := NewReconciler(atRiskDialect(), drv, WithClusterWriter(mem))
+	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
 	setIngress := func(entries ...any) {
 		live, _ := mem.Get(context.Background(), svcKey)
 		_ = unstructured.SetNestedSlice(live.Object, entries, "status", "loadBalancer", "ingress")
@@ -105,7 +105,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 
 	t.Run("creates, then writes nothing", func(t *testing.T) {
 		mem := newMemCluster()
-		r := NewReconciler(atRiskDialect(), plan(), WithClusterWriter(mem))
+		r := NewReconciler(NewProvider(atRiskDialect(), plan()), WithClusterWriter(mem))
 		out, err := r.Reconcile(context.Background(), nil, nil)
 		if err != nil || len(out.Written) != 1 {
 			t.Fatalf("first run: %v, written %v", err, out.Written)
@@ -117,7 +117,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 	})
 	t.Run("never edits an existing object", func(t *testing.T) {
 		mem := newMemCluster(uobj("v1", "Service", "default", "web", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}))
-		r := NewReconciler(atRiskDialect(), plan(), WithClusterWriter(mem))
+		r := NewReconciler(NewProvider(atRiskDialect(), plan()), WithClusterWriter(mem))
 		_, err := r.Reconcile(context.Background(), nil, nil)
 		if !errors.Is(err, ErrImmutable) || !strings.Contains(err.Error(), "can only be set when it is created") {
 			t.Errorf("err = %v, want ErrImmutable", err)
@@ -132,9 +132,9 @@ func TestReconcileCreateOnly(t *testing.T) {
 		drv := DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 			return &Plan{Object: req.Result.Exposure.Object, Changes: []Change{bad}}, nil
 		}}
-		r := NewReconciler(atRiskDialect(), drv, WithClusterWriter(newMemCluster()))
+		r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(newMemCluster()))
 		p, err := r.Plan(context.Background(), nil, nil)
-		if err != nil || !errors.Is(p.Blocked, ErrInvalid) {
+		if err != nil || !errors.Is(p.Blocked.Err(), ErrInvalid) {
 			t.Errorf("blocked = %v, %v; want ErrInvalid", p.Blocked, err)
 		}
 	})

@@ -21,9 +21,13 @@ func K(keys map[string]any) PathElem { return PathElem{Keys: keys} }
 // Edit sets one leaf of an unstructured object, creating the maps and keyed list elements on
 // its way. It never touches anything else, which is how loopguard keeps every field it does not
 // own: users put many other fields in TkeServiceConfigs and annotations (DOMAIN.md §3.4).
+//
+// A Remove edit takes a value back: it deletes the leaf when it still holds Value, and leaves
+// any other value alone (someone else's since).
 type Edit struct {
-	Path  []PathElem `json:"path"`
-	Value any        `json:"value"`
+	Path   []PathElem `json:"path"`
+	Value  any        `json:"value"`
+	Remove bool       `json:"remove,omitempty"`
 }
 
 // String renders the path as spec.loadBalancer.l4Listeners[port=80,protocol=TCP].snatEnable.
@@ -87,10 +91,15 @@ func (e Edit) Current(obj map[string]any) (any, bool) {
 	return cur, true
 }
 
-// Satisfied reports whether the object already holds the edit's value.
+// Satisfied reports whether the object already holds the edit's value (for a Remove edit:
+// no longer holds it).
 func (e Edit) Satisfied(obj map[string]any) bool {
 	v, ok := e.Current(obj)
-	return ok && equalJSON(v, e.Value)
+	held := ok && equalJSON(v, e.Value)
+	if e.Remove {
+		return !held
+	}
+	return held
 }
 
 // ApplyTo makes the edit on obj. It reports whether anything changed, and fails without
@@ -105,6 +114,15 @@ func (e Edit) ApplyTo(obj map[string]any) (bool, error) {
 	}
 	if err := e.check(obj); err != nil {
 		return false, err
+	}
+	if e.Remove {
+		parent, _ := Edit{Path: e.Path[:len(e.Path)-1]}.Current(obj)
+		m, ok := parent.(map[string]any)
+		if !ok {
+			return false, nil
+		}
+		delete(m, e.Path[len(e.Path)-1].Field)
+		return true, nil
 	}
 	var parent any = obj
 	set := func(v any) {} // replaces the current container in its parent

@@ -108,6 +108,8 @@ type KindError struct {
 	Kind   error
 	Object ObjectRef
 	Msg    string
+	// Reason is the rule behind the error, when one is; its code is data, not part of Msg.
+	Reason Reason
 	Err    error
 }
 

@@ -17,6 +17,11 @@ const (
 	WriterCluster Writer = "cluster"
 	// WriterCloud: the provider's driver calls the cloud API.
 	WriterCloud Writer = "cloud"
+	// WriterStatus: the host that owns the Service's status writes it: a
+	// cloud-controller-manager returns it in the LoadBalancerStatus of EnsureLoadBalancer
+	// (status.loadBalancer.ingress[].ipMode, KEP-1860). The Reconciler hands these changes
+	// back in Outcome.ForStatus.
+	WriterStatus Writer = "status"
 	// WriterUser: loopguard does not write it; the plan shows what the user should apply
 	// (a scheduling rule on their workloads, a support ticket, a DNS change).
 	WriterUser Writer = "user"
@@ -71,6 +76,11 @@ type Change struct {
 	Template *unstructured.Unstructured `json:"template,omitempty"`
 	// Params carry a cloud change's arguments for the driver (IDs, attribute names).
 	Params map[string]string `json:"params,omitempty"`
+	// Delete (a removal): the object is deleted; planned only for objects loopguard created.
+	Delete bool `json:"delete,omitempty"`
+	// Needs lists the allowlisted capabilities the change needs; a Reconciler with a
+	// CapabilityCache blocks it while the cloud is known to refuse one.
+	Needs []Capability `json:"needs,omitempty"`
 	// Disruptive: the change replaces an object (a new LB address).
 	Disruptive bool `json:"disruptive,omitempty"`
 	// CreateOnly (with Create): the edits only take effect when the object is created, like an
@@ -145,8 +155,17 @@ type Plan struct {
 	// existing long connections keep the old path).
 	Notes []Reason `json:"notes,omitempty"`
 	// Blocked is set when the plan cannot be applied as is (an allowlist to request, an
-	// unknown version); it is the error Apply returns.
-	Blocked error `json:"-"`
+	// unknown version); Blocked.Err() is the error Apply returns.
+	Blocked *Blocker `json:"blocked,omitempty"`
+	// Removal: the plan takes back what loopguard set (Reconciler.Remove).
+	Removal bool `json:"removal,omitempty"`
+}
+
+// Block sets the plan's Blocker from err unless one is set already; a nil err does nothing.
+func (p *Plan) Block(err error) {
+	if p.Blocked == nil && err != nil {
+		p.Blocked = BlockerOf(err)
+	}
 }
 
 // Empty reports whether the plan writes nothing: the decision is already true.
@@ -186,6 +205,9 @@ type ClusterWriter interface {
 	Update(ctx context.Context, obj *unstructured.Unstructured) error
 	// Create creates an object; ErrConflict when it already exists.
 	Create(ctx context.Context, obj *unstructured.Unstructured) error
+	// Delete deletes an object read by Get, if it still has the resourceVersion read
+	// (ErrConflict otherwise); an object already gone is success.
+	Delete(ctx context.Context, obj *unstructured.Unstructured) error
 }
 
 // PlanRequest is what a Driver plans from.
@@ -197,33 +219,4 @@ type PlanRequest struct {
 	// Reader reads live objects; nil when planning offline from manifests, where the input
 	// objects are the observed state.
 	Reader ClusterReader
-}
-
-// Driver carries out a cloud's remedies. Observing and planning never change anything;
-// ApplyCloud is idempotent: "already so" is success, "still in progress" is a RetryError.
-type Driver interface {
-	// Plan observes what it needs and returns the changes that make req.Result.Decision true.
-	// An empty plan means the decision already holds.
-	Plan(ctx context.Context, req *PlanRequest) (*Plan, error)
-	// ApplyCloud makes one change with By == WriterCloud.
-	ApplyCloud(ctx context.Context, ch *Change) error
-}
-
-// DriverFuncs adapts functions to a Driver, for tests and small hosts.
-type DriverFuncs struct {
-	PlanFn       func(ctx context.Context, req *PlanRequest) (*Plan, error)
-	ApplyCloudFn func(ctx context.Context, ch *Change) error
-}
-
-// Plan calls PlanFn.
-func (f DriverFuncs) Plan(ctx context.Context, req *PlanRequest) (*Plan, error) {
-	return f.PlanFn(ctx, req)
-}
-
-// ApplyCloud calls ApplyCloudFn, or reports ErrUnsupported when it is nil.
-func (f DriverFuncs) ApplyCloud(ctx context.Context, ch *Change) error {
-	if f.ApplyCloudFn == nil {
-		return &KindError{Kind: ErrUnsupported, Msg: "this driver makes no cloud changes"}
-	}
-	return f.ApplyCloudFn(ctx, ch)
 }

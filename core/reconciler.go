@@ -21,13 +21,15 @@ const FieldManager = "loopguard"
 // validates the whole plan, writes it, and verifies by re-observing. Providers only talk to
 // their cloud; the Reconciler owns the lifecycle (DESIGN.md "Interfaces").
 type Reconciler struct {
+	provider  Provider
 	dialect   Dialect
-	driver    Driver
+	driver    Driver // nil when the provider has none
 	writer    ClusterWriter
 	log       hclog.Logger
 	policy    Policy
 	conflicts int
 	retry     time.Duration
+	refusals  *CapabilityCache
 }
 
 // ReconcilerOption configures a Reconciler.
@@ -49,9 +51,21 @@ func WithConflictRetries(n int) ReconcilerOption { return func(r *Reconciler) { 
 // WithRetryDelay sets the delay a RetryError suggests when a check is pending (default 10 s).
 func WithRetryDelay(d time.Duration) ReconcilerOption { return func(r *Reconciler) { r.retry = d } }
 
-// NewReconciler builds a Reconciler for one cloud.
-func NewReconciler(d Dialect, drv Driver, opts ...ReconcilerOption) *Reconciler {
-	r := &Reconciler{dialect: d, driver: drv, log: hclog.NewNullLogger(), conflicts: 5, retry: 10 * time.Second}
+// WithCapabilityCache remembers the cloud's allowlist refusals for the cache's TTL: a plan
+// that needs a refused capability is blocked with the cloud's answer, before any write, until
+// the refusal expires or is forgotten (CapabilityCache.Forget, once support grants it). Without
+// it every plan trusts the declared allowlists and the cloud's refusal comes back from Apply.
+func WithCapabilityCache(c *CapabilityCache) ReconcilerOption {
+	return func(r *Reconciler) { r.refusals = c }
+}
+
+// NewReconciler builds a Reconciler for one cloud's Provider. A provider without a driver
+// (Provider.Driver reports false) can still evaluate; its plans are ErrUnsupported.
+func NewReconciler(p Provider, opts ...ReconcilerOption) *Reconciler {
+	r := &Reconciler{provider: p, dialect: p.Dialect(), log: hclog.NewNullLogger(), conflicts: 5, retry: 10 * time.Second}
+	if drv, ok := p.Driver(); ok {
+		r.driver = drv
+	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -66,26 +80,128 @@ type Outcome struct {
 	Written []Change
 	// ForUser lists the changes the user has to carry out (By == WriterUser).
 	ForUser []Change
+	// ForStatus lists the changes to the Service's status the host returns (By ==
+	// WriterStatus): a cloud-controller-manager puts them in the LoadBalancerStatus it returns.
+	ForStatus []Change
 }
 
-// Plan evaluates obj and returns the plan that would make the decision true. It never writes.
-func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (*Plan, error) {
-	res, err := Evaluate(r.dialect, obj, c, r.policy)
-	if err != nil {
-		return nil, err
-	}
+// Provider returns the provider the Reconciler was built with.
+func (r *Reconciler) Provider() Provider { return r.provider }
+
+func (r *Reconciler) request(obj runtime.Object, c *Cluster, res *Result) *PlanRequest {
 	req := &PlanRequest{Object: obj, Cluster: c, Result: res, Policy: r.policy}
 	if r.writer != nil {
 		req.Reader = r.writer
 	}
-	p, err := r.driver.Plan(ctx, req)
+	return req
+}
+
+func (r *Reconciler) noDriver(obj runtime.Object) error {
+	ref := ObjectRef{}
+	if k, ok := KeyOf(obj); ok {
+		ref = ObjectRef{Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
+	}
+	return &KindError{Kind: ErrUnsupported, Object: ref, Msg: "the " + r.dialect.Name() + " provider has no driver: loopguard cannot carry out its remedies; the decision's action says who can"}
+}
+
+// Plan evaluates obj and returns the plan that would make the decision true. It never writes.
+func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (*Plan, error) {
+	if r.driver == nil {
+		return nil, r.noDriver(obj)
+	}
+	res, err := Evaluate(r.dialect, obj, c, r.policy)
 	if err != nil {
 		return nil, err
 	}
-	if p.Blocked == nil {
-		p.Blocked = r.validate(p, false)
+	p, err := r.driver.Plan(ctx, r.request(obj, c, res))
+	if err != nil {
+		return nil, err
 	}
+	r.finishPlan(p)
 	return p, nil
+}
+
+// finishPlan blocks a plan on a remembered refusal or on what validation finds.
+func (r *Reconciler) finishPlan(p *Plan) {
+	if p.Blocked == nil && r.refusals != nil {
+		for i := range p.Changes {
+			for _, c := range p.Changes[i].Needs {
+				if refusal, ok := r.refusals.Refused(c); ok {
+					p.Block(refusal)
+				}
+			}
+		}
+	}
+	if p.Blocked == nil {
+		p.Block(r.validate(p, false))
+	}
+}
+
+// Remove plans and applies the undoing of what loopguard set for obj: the annotation it added,
+// the TkeServiceConfig entries it set or the config it created, listener attributes it turned
+// on in direct mode. What others set, or changed since, is left as it is. obj need not be a
+// load-balancer exposure any more (a Service turned into ClusterIP, or being deleted).
+func (r *Reconciler) Remove(ctx context.Context, obj runtime.Object, c *Cluster) (*Outcome, error) {
+	if r.driver == nil {
+		return nil, r.noDriver(obj)
+	}
+	rem, ok := r.driver.(Remover)
+	if !ok {
+		return nil, &KindError{Kind: ErrUnsupported, Msg: "the " + r.dialect.Name() + " driver cannot undo what it sets"}
+	}
+	res, err := Evaluate(r.dialect, obj, c, r.policy)
+	if err != nil && !IsNotExposed(err) && !errors.Is(err, ErrInvalid) {
+		return nil, err
+	}
+	if err != nil {
+		res = nil
+	}
+	p, err := rem.PlanRemoval(ctx, r.request(obj, c, res))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.pruneRemovals(ctx, p); err != nil {
+		return nil, err
+	}
+	if p.Blocked == nil {
+		p.Block(r.validate(p, false))
+	}
+	return r.Apply(ctx, p)
+}
+
+// pruneRemovals drops from a removal plan the cluster edits that would take nothing back: the
+// leaf holds another value now, or another field manager owns it. So a second Remove writes
+// nothing, and the Outcome lists only what was really loopguard's.
+func (r *Reconciler) pruneRemovals(ctx context.Context, p *Plan) error {
+	if r.writer == nil {
+		return nil
+	}
+	kept := p.Changes[:0]
+	for _, ch := range p.Changes {
+		if ch.By != WriterCluster || !removes(ch.Edits) {
+			kept = append(kept, ch)
+			continue
+		}
+		live, err := r.writer.Get(ctx, *ch.Object)
+		if err != nil {
+			return err
+		}
+		if live == nil {
+			continue
+		}
+		var edits []Edit
+		for _, e := range ownedRemovals(live, ch.Edits) {
+			if !e.Satisfied(live.Object) {
+				edits = append(edits, e)
+			}
+		}
+		if len(edits) > 0 {
+			ch.Edits = edits
+			kept = append(kept, ch)
+		}
+	}
+	p.Changes = kept
+	return nil
 }
 
 // validate checks a whole plan before anything is written. Whether a cluster writer is
@@ -95,10 +211,10 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 	if p.Empty() {
 		return nil
 	}
-	if d.Tentative {
+	if d.Tentative && !p.Removal {
 		return &KindError{Kind: ErrPrecondition, Object: p.Object, Msg: "the risk is unknown; declare the missing facts before applying (" + d.Why + ")"}
 	}
-	if len(d.Tickets) > 0 {
+	if len(d.Tickets) > 0 && !p.Removal {
 		return &AllowlistError{Object: p.Object, Capability: d.Tickets[0], Ask: string(d.Tickets[0])}
 	}
 	for i := range p.Changes {
@@ -110,7 +226,7 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 			if applying && r.writer == nil {
 				return &KindError{Kind: ErrUnsupported, Object: p.Object, Msg: "the plan writes Kubernetes objects but no cluster writer is configured"}
 			}
-			if ch.Object == nil || (len(ch.Edits) == 0 && !ch.Create) {
+			if ch.Object == nil || (len(ch.Edits) == 0 && !ch.Create && !ch.Delete) {
 				return &KindError{Kind: ErrInvalid, Object: p.Object, Msg: "driver produced a cluster change without an object or edits: " + ch.String()}
 			}
 			if ch.Strategy != StrategyApply && ch.Strategy != StrategyUpdate {
@@ -138,7 +254,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, obj runtime.Object, c *Clust
 func (r *Reconciler) Apply(ctx context.Context, p *Plan) (*Outcome, error) {
 	out := &Outcome{Plan: p}
 	if p.Blocked != nil {
-		return out, p.Blocked
+		return out, p.Blocked.Err()
 	}
 	if err := r.validate(p, true); err != nil {
 		return out, err
@@ -152,11 +268,20 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan) (*Outcome, error) {
 		case WriterUser:
 			out.ForUser = append(out.ForUser, *ch)
 			continue
+		case WriterStatus:
+			out.ForStatus = append(out.ForStatus, *ch)
+			continue
 		case WriterCluster:
 			wrote, err = r.applyCluster(ctx, ch)
 		case WriterCloud:
-			err = r.driver.ApplyCloud(ctx, ch)
-			wrote = err == nil
+			var res ApplyResult
+			res, err = r.driver.ApplyCloud(ctx, ch)
+			wrote = res.Wrote
+			var refusal *AllowlistError
+			if r.refusals != nil && errors.As(err, &refusal) && refusal.Err != nil {
+				// Only the cloud's own refusal is remembered, not a declaration missing.
+				r.refusals.Remember(refusal)
+			}
 		default:
 			err = &KindError{Kind: ErrInvalid, Object: p.Object, Msg: fmt.Sprintf("unknown writer %q", ch.By)}
 		}
@@ -189,7 +314,16 @@ func (r *Reconciler) writeOnce(ctx context.Context, ch *Change) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if ch.Delete {
+		if live == nil {
+			return false, nil // already gone
+		}
+		return true, r.writer.Delete(ctx, live)
+	}
 	if live == nil {
+		if removes(ch.Edits) {
+			return false, nil // nothing left to take back
+		}
 		if !ch.Create {
 			return false, RetryAfter(r.retry, ch.Object.String()+" does not exist yet", nil)
 		}
@@ -208,19 +342,36 @@ func (r *Reconciler) writeOnce(ctx context.Context, ch *Change) (bool, error) {
 		}
 		return false, nil
 	}
+	edits := ch.Edits
+	if removes(edits) {
+		// Take back only leaves loopguard still owns: a value another manager set since (or
+		// set too) is theirs now.
+		edits = ownedRemovals(live, edits)
+	}
 	obj := live.DeepCopy()
-	changed, err := applyEdits(obj.Object, ch.Edits)
+	changed, err := applyEdits(obj.Object, edits)
 	if err != nil || !changed {
 		return false, err
 	}
-	if ch.Strategy == StrategyApply {
+	if ch.Strategy == StrategyApply && !removes(edits) {
 		partial := newObject(&Change{Object: ch.Object})
-		if _, err := applyEdits(partial.Object, ch.Edits); err != nil {
+		if _, err := applyEdits(partial.Object, edits); err != nil {
 			return false, err
 		}
 		return true, r.writer.Apply(ctx, partial)
 	}
+	// Removals are written as an update with the resourceVersion read: a server-side apply
+	// can only drop loopguard's claim on a field, not a value that others share.
 	return true, r.writer.Update(ctx, obj)
+}
+
+func removes(edits []Edit) bool {
+	for _, e := range edits {
+		if e.Remove {
+			return true
+		}
+	}
+	return false
 }
 
 func newObject(ch *Change) *unstructured.Unstructured {
@@ -281,6 +432,9 @@ func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
 		live, err := r.writer.Get(ctx, *ch.Object)
 		if err != nil {
 			return err
+		}
+		if ch.Delete || removes(ch.Edits) {
+			continue // a removal is verified by the next plan, which finds nothing of loopguard's
 		}
 		for _, e := range ch.Edits {
 			if live == nil || !e.Satisfied(live.Object) {

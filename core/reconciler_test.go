@@ -113,6 +113,14 @@ func (m *memCluster) Create(_ context.Context, u *unstructured.Unstructured) err
 	return nil
 }
 
+func (m *memCluster) Delete(_ context.Context, u *unstructured.Unstructured) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes = append(m.writes, "delete "+keyOf(u).String())
+	delete(m.objs, keyOf(u))
+	return nil
+}
+
 func uobj(apiVersion, kind, ns, name string, body map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: body}
 	if u.Object == nil {
@@ -165,7 +173,7 @@ func TestReconcileWritesOnceAndKeepsForeignFields(t *testing.T) {
 		"spec":     map[string]any{"type": "LoadBalancer"},
 	}))
 	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}, Field: annEdit.String(), To: "true"})
-	r := NewReconciler(atRiskDialect(), drv, WithClusterWriter(mem))
+	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
 	out, err := r.Reconcile(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +200,7 @@ func TestReconcileUpdateRetriesConflicts(t *testing.T) {
 	}))
 	mem.conflicts = 2
 	drv := testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})
-	r := NewReconciler(atRiskDialect(), drv, WithClusterWriter(mem))
+	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +220,7 @@ func TestReconcileUpdateRetriesConflicts(t *testing.T) {
 func TestReconcileGivesUpAfterConflictRetries(t *testing.T) {
 	mem := newMemCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, nil))
 	mem.conflicts = 10
-	r := NewReconciler(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}}),
+	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})),
 		WithClusterWriter(mem), WithConflictRetries(1))
 	if _, err := r.Reconcile(context.Background(), nil, nil); !errors.Is(err, ErrConflict) {
 		t.Errorf("err = %v, want ErrConflict", err)
@@ -222,7 +230,7 @@ func TestReconcileGivesUpAfterConflictRetries(t *testing.T) {
 func TestReconcileCreatesFromTemplate(t *testing.T) {
 	mem := newMemCluster()
 	tmpl := uobj("", "", "", "", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "loopguard"}}})
-	r := NewReconciler(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Create: true, Template: tmpl, Edits: []Edit{snatEdit}}), WithClusterWriter(mem))
+	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Create: true, Template: tmpl, Edits: []Edit{snatEdit}})), WithClusterWriter(mem))
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +241,7 @@ func TestReconcileCreatesFromTemplate(t *testing.T) {
 }
 
 func TestReconcileWaitsForObjectItMustNotCreate(t *testing.T) {
-	r := NewReconciler(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}}), WithClusterWriter(newMemCluster()))
+	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})), WithClusterWriter(newMemCluster()))
 	_, err := r.Reconcile(context.Background(), nil, nil)
 	var re *RetryError
 	if !errors.As(err, &re) || !errors.Is(err, ErrRetryLater) {
@@ -271,12 +279,12 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
-			r := NewReconciler(tc.dialect, testDriver(tc.changes...), append([]ReconcilerOption{WithClusterWriter(mem)}, tc.opts...)...)
+			r := NewReconciler(NewProvider(tc.dialect, testDriver(tc.changes...)), append([]ReconcilerOption{WithClusterWriter(mem)}, tc.opts...)...)
 			p, err := r.Plan(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !errors.Is(p.Blocked, tc.kind) {
+			if !errors.Is(p.Blocked.Err(), tc.kind) {
 				t.Errorf("blocked = %v, want %v", p.Blocked, tc.kind)
 			}
 			if _, err := r.Apply(context.Background(), p); !errors.Is(err, tc.kind) {
@@ -290,7 +298,7 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 }
 
 func TestReconcileWithoutWriterPlansButRefusesToApply(t *testing.T) {
-	r := NewReconciler(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}}))
+	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})))
 	p, err := r.Plan(context.Background(), nil, nil)
 	if err != nil || p.Blocked != nil || len(p.Changes) != 1 {
 		t.Fatalf("offline plan = %+v, %v: a plan without a writer is still a plan", p, err)
@@ -309,14 +317,14 @@ func TestReconcileCloudAndUserChanges(t *testing.T) {
 		Change{By: WriterCloud, Resource: "listener lbl-2", Field: "SnatEnable", To: "true"},
 	)
 	fail := true
-	drv.ApplyCloudFn = func(_ context.Context, ch *Change) error {
+	drv.ApplyCloudFn = func(_ context.Context, ch *Change) (ApplyResult, error) {
 		if ch.Resource == "listener lbl-2" && fail {
-			return RetryAfter(0, "task running", boom)
+			return ApplyResult{}, RetryAfter(0, "task running", boom)
 		}
 		applied = append(applied, ch.Resource)
-		return nil
+		return ApplyResult{Wrote: true}, nil
 	}
-	r := NewReconciler(atRiskDialect(), drv)
+	r := NewReconciler(NewProvider(atRiskDialect(), drv))
 	out, err := r.Reconcile(context.Background(), nil, nil)
 	if !errors.Is(err, ErrRetryLater) || !errors.Is(err, boom) {
 		t.Fatalf("err = %v: the retry kind and the cloud error must both be reachable", err)
@@ -345,7 +353,7 @@ func TestReconcileChecksPending(t *testing.T) {
 		}
 		return p, err
 	}
-	r := NewReconciler(atRiskDialect(), drv, WithClusterWriter(mem))
+	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
 	_, err := r.Reconcile(context.Background(), nil, nil)
 	var re *RetryError
 	if !errors.As(err, &re) || re.After <= 0 {

@@ -150,6 +150,32 @@ func (w *Writer) Create(ctx context.Context, obj *unstructured.Unstructured) err
 	return classify(key, err)
 }
 
+// Delete deletes an object read by Get, with its UID and resourceVersion as preconditions so
+// an object replaced or changed since is not deleted (core.ErrConflict); one already gone is
+// success.
+func (w *Writer) Delete(ctx context.Context, obj *unstructured.Unstructured) error {
+	key := keyOf(obj)
+	r, err := w.resource(key)
+	if err != nil {
+		return err
+	}
+	pre := &metav1.Preconditions{}
+	if uid := obj.GetUID(); uid != "" {
+		pre.UID = &uid
+	}
+	if rv := obj.GetResourceVersion(); rv != "" {
+		pre.ResourceVersion = &rv
+	}
+	err = r.Delete(ctx, key.Name, metav1.DeleteOptions{Preconditions: pre})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		w.log.Debug("deleted", "object", key.String())
+	}
+	return classify(key, err)
+}
+
 func keyOf(u *unstructured.Unstructured) core.ObjectKey {
 	return core.ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }

@@ -40,7 +40,7 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		if pl.writer != nil {
 			opts = append(opts, core.WithClusterWriter(pl.writer))
 		}
-		rec = core.NewReconciler(dialect, drv, opts...)
+		rec = core.NewReconciler(core.NewProvider(dialect, drv), opts...)
 	}
 
 	objs := map[ObjectRef]k8sruntime.Object{}
@@ -74,7 +74,7 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 			op.Changes = changesOf(p.Changes)
 			op.Checks = checksOf(p.Checks)
 			op.Notes = reasonsOf(p.Notes)
-			op.Blocked = planErrorOf(p.Blocked)
+			op.Blocked = planErrorOf(p.Blocked.Err())
 		}
 		out.Plans = append(out.Plans, op)
 		plans = append(plans, p)

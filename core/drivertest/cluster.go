@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -72,6 +73,22 @@ func (c *Cluster) Put(u *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.putLocked(u)
+}
+
+// Objects returns copies of every object, ordered by key.
+func (c *Cluster) Objects() []*unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]core.ObjectKey, 0, len(c.objs))
+	for k := range c.objs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() || keys[i].String() == keys[j].String() && keys[i].APIVersion < keys[j].APIVersion })
+	out := make([]*unstructured.Unstructured, len(keys))
+	for i, k := range keys {
+		out[i] = c.objs[k].DeepCopy()
+	}
+	return out
 }
 
 // Writes lists the writes made through the core.ClusterWriter methods ("apply Service ns/a").
@@ -179,6 +196,24 @@ func (c *Cluster) Create(_ context.Context, u *unstructured.Unstructured) error 
 		return &core.KindError{Kind: core.ErrConflict, Msg: "already exists"}
 	}
 	c.putLocked(u)
+	return nil
+}
+
+// Delete deletes an object if it still has the resourceVersion of u (core.ErrConflict
+// otherwise); an object already gone is success.
+func (c *Cluster) Delete(_ context.Context, u *unstructured.Unstructured) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := KeyOf(u)
+	c.writes = append(c.writes, "delete "+k.String())
+	cur, ok := c.objs[k]
+	if !ok {
+		return nil
+	}
+	if rv := u.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+		return &core.KindError{Kind: core.ErrConflict, Msg: "the object changed since it was read"}
+	}
+	delete(c.objs, k)
 	return nil
 }
 

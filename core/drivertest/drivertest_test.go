@@ -67,7 +67,8 @@ type annotationDriver struct{ blocked error }
 var edit = core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F("example.com/intercept")}, Value: "true"}
 
 func (d annotationDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
-	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Blocked: d.blocked}
+	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
+	p.Block(d.blocked)
 	key, _ := core.KeyOf(req.Object)
 	live, err := req.Reader.Get(ctx, key)
 	if err != nil {
@@ -79,7 +80,9 @@ func (d annotationDriver) Plan(ctx context.Context, req *core.PlanRequest) (*cor
 	return p, nil
 }
 
-func (annotationDriver) ApplyCloud(context.Context, *core.Change) error { return core.ErrUnsupported }
+func (annotationDriver) ApplyCloud(context.Context, *core.Change) (core.ApplyResult, error) {
+	return core.ApplyResult{}, core.ErrUnsupported
+}
 
 // annotationDialect: at risk until the annotation is set.
 type annotationDialect struct{}
@@ -96,12 +99,42 @@ func (annotationDialect) Translate(obj runtime.Object, _ *core.Cluster) (*core.T
 	return &core.Translation{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.RuleIntercepted.Reason()}}}, nil
 }
 
-func TestRunConformance(t *testing.T) {
+func TestRunCases(t *testing.T) {
 	c, _ := core.NewCluster(core.ClusterProfile{})
-	drivertest.RunConformance(t, drivertest.Harness{Dialect: annotationDialect{}, Driver: annotationDriver{}, Cases: []drivertest.Case{
+	drivertest.RunCases(t, drivertest.CaseHarness{Provider: core.NewProvider(annotationDialect{}, annotationDriver{}), Cases: []drivertest.Case{
 		{Name: "annotate", Object: svc(map[string]string{"owner": "a"}), Cluster: c},
 		{Name: "already so", Object: svc(map[string]string{"example.com/intercept": "true"}), Cluster: c},
 	}})
-	drivertest.RunConformance(t, drivertest.Harness{Dialect: annotationDialect{}, Driver: annotationDriver{blocked: &core.KindError{Kind: core.ErrPrecondition, Msg: "too old"}},
+	drivertest.RunCases(t, drivertest.CaseHarness{Provider: core.NewProvider(annotationDialect{}, annotationDriver{blocked: &core.KindError{Kind: core.ErrPrecondition, Msg: "too old"}}),
 		Cases: []drivertest.Case{{Name: "blocked", Object: svc(nil), Cluster: c, Blocked: core.ErrPrecondition}}})
 }
+
+// TestMemoryConformance runs the shared scenarios on the in-memory provider.
+func TestMemoryConformance(t *testing.T) {
+	drivertest.RunConformance(t, drivertest.Harness{New: func(t *testing.T, s drivertest.Setup) *drivertest.Env {
+		cloud := drivertest.NewMemoryCloud()
+		profile := core.ClusterProfile{Allowlists: []core.Capability{drivertest.MemorySNAT}}
+		if s.NotAllowlisted {
+			profile.Allowlists = nil
+		}
+		web := svc(map[string]string{"owner": "team-a"})
+		web.Spec.Ports = []corev1.ServicePort{{Port: 80}, {Port: 53, Protocol: corev1.ProtocolUDP}}
+		facts, err := core.NewCluster(profile, node("node-1"), node("node-2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := drivertest.ToUnstructured(web)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &drivertest.Env{
+			Provider: drivertest.NewMemoryProvider(cloud), Live: drivertest.NewCluster(u), Facts: func() *core.Cluster { return facts }, Object: web,
+			Policy:      core.Policy{Prefer: core.PreferLBFeatures},
+			CloudWrites: cloud.Writes, CloudState: cloud.State,
+			Refuse: cloud.Refuse, Busy: func() { cloud.SetBusy(true) }, Calm: func() { cloud.SetBusy(false) },
+			Revert: func(*testing.T) { cloud.Set("default/web:TCP/80", false) },
+		}
+	}})
+}
+
+func node(name string) *corev1.Node { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}} }

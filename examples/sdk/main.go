@@ -53,7 +53,7 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	rec := core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(profile.Policy))
+	rec := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(profile.Policy))
 	for _, o := range set.Objects {
 		plan, err := rec.Plan(ctx, o.Object, cluster)
 		switch {

@@ -356,9 +356,12 @@ func (c *clbCaller) modifyListener(ctx context.Context, w *listenerWrite) (strin
 		req.ListenerId = common.StringPtr(w.listenerID)
 		switch w.attribute {
 		case attrSnatEnable:
-			req.SnatEnable = common.BoolPtr(true)
+			req.SnatEnable = common.BoolPtr(!w.off)
 		case attrKeepaliveEnable:
 			req.KeepaliveEnable = common.Int64Ptr(1)
+			if w.off {
+				req.KeepaliveEnable = common.Int64Ptr(0)
+			}
 		}
 		resp, err := c.api.ModifyListenerWithContext(ctx, req)
 		if err == nil && resp.Response != nil && resp.Response.RequestId != nil {

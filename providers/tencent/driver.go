@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -90,18 +89,10 @@ type DriverOptions struct {
 	TaskPollInterval time.Duration
 	TaskTimeout      time.Duration
 
-	// RefusalTTL is how long a refusal by the cloud (a capability not enabled) is believed
-	// over the declared allowlists before a write is tried again; zero means
-	// DefaultRefusalTTL. Driver.Forget drops it at once (after a support ticket is granted).
-	RefusalTTL time.Duration
-
 	// Logger receives the driver's logs (named "tencent"); nil discards. Credentials are
 	// never logged.
 	Logger hclog.Logger
 }
-
-// DefaultRefusalTTL is how long a learned refusal stands by default.
-const DefaultRefusalTTL = time.Hour
 
 // Driver carries out TKE's remedies for loopguard's Reconciler (core.Driver):
 //
@@ -124,19 +115,8 @@ type Driver struct {
 	lbID    func(runtime.Object) (string, error)
 	clb     *clbCaller // nil outside ModeDirect
 	log     hclog.Logger
-
-	mu         sync.Mutex
-	declared   map[core.Capability]bool
-	learned    map[core.Capability]learnedCapability
-	refusalTTL time.Duration
-}
-
-// learnedCapability is what the cloud said about a capability.
-type learnedCapability struct {
-	granted bool
-	// cause is the cloud's refusal, for the error of later plans; at is when it was learned.
-	cause error
-	at    time.Time
+	// declared are DriverOptions.Allowlists; read only after NewDriver.
+	declared map[core.Capability]bool
 }
 
 var _ core.Driver = (*Driver)(nil)
@@ -153,16 +133,11 @@ func NewDriver(opts *DriverOptions) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{
-		dialect:    NewDialect(o.Dialect),
-		mode:       o.Mode,
-		lbID:       o.LoadBalancerID,
-		log:        o.Logger,
-		declared:   map[core.Capability]bool{},
-		learned:    map[core.Capability]learnedCapability{},
-		refusalTTL: o.RefusalTTL,
-	}
-	if d.refusalTTL <= 0 {
-		d.refusalTTL = DefaultRefusalTTL
+		dialect:  NewDialect(o.Dialect),
+		mode:     o.Mode,
+		lbID:     o.LoadBalancerID,
+		log:      o.Logger,
+		declared: map[core.Capability]bool{},
 	}
 	if d.mode == "" {
 		d.mode = ModeServiceConfig
@@ -200,10 +175,8 @@ func NewDriver(opts *DriverOptions) (*Driver, error) {
 }
 
 // Dialect returns the dialect the driver plans with: the Tencent dialect, which also counts
-// the capabilities the driver knows are granted (declared in DriverOptions.Allowlists, or
-// learned from the cloud) as allowlisted. Build the Reconciler with it so decisions see them:
-//
-//	core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(w))
+// the capabilities declared in DriverOptions.Allowlists as allowlisted, so decisions see them.
+// A Provider (NewProvider) hands it to the Reconciler.
 func (d *Driver) Dialect() core.Dialect { return driverDialect{d} }
 
 type driverDialect struct{ d *Driver }
@@ -226,79 +199,29 @@ func (w driverDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Tra
 	return w.d.dialect.Translate(obj, c)
 }
 
-// grantedBeyond lists the capabilities the driver knows are granted that the profile does not
-// list.
+// grantedBeyond lists the capabilities declared in the options that the profile does not list.
 func (d *Driver) grantedBeyond(p *core.ClusterProfile) []core.Capability {
 	var out []core.Capability
 	for _, c := range Capabilities() {
-		if p.HasAllowlist(c) {
-			continue
-		}
-		if granted, _ := d.Allowlisted(c); granted {
+		if d.declared[c] && !p.HasAllowlist(c) {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// learnedLocked returns what the cloud said of a capability, forgetting a refusal older than
-// the TTL.
-func (d *Driver) learnedLocked(c core.Capability) (learnedCapability, bool) {
-	l, ok := d.learned[c]
-	if ok && !l.granted && time.Since(l.at) > d.refusalTTL {
-		delete(d.learned, c)
-		return learnedCapability{}, false
-	}
-	return l, ok
+// granted reports whether a capability is declared, in the options or the profile.
+func (d *Driver) granted(p *core.ClusterProfile, c core.Capability) bool {
+	return d.declared[c] || p != nil && p.HasAllowlist(c)
 }
 
-// learn records what the cloud said about a capability.
-func (d *Driver) learn(c core.Capability, granted bool, cause error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.learned[c] = learnedCapability{granted: granted, cause: cause, at: time.Now()}
-}
-
-// Allowlisted reports whether the driver takes a capability as granted, and whether that was
-// learned from the cloud (a verified write, or a refusal) rather than declared in
-// DriverOptions.Allowlists. The ClusterProfile's allowlists are not counted here.
-func (d *Driver) Allowlisted(c core.Capability) (granted, learned bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l, ok := d.learnedLocked(c); ok {
-		return l.granted, true
-	}
-	return d.declared[c], false
-}
-
-// Forget drops what the cloud said about the capabilities (all when none are named), so the
-// declarations count again: call it when a support ticket has been granted.
-func (d *Driver) Forget(caps ...core.Capability) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(caps) == 0 {
-		clear(d.learned)
-	}
-	for _, c := range caps {
-		delete(d.learned, c)
-	}
-}
-
-// missingAllowlist returns the first capability of caps that is not granted by the profile,
-// the options or what the cloud said, as a typed error; nil when all are granted. What the
-// cloud said wins over a declaration: a refusal means the declaration is wrong.
+// missingAllowlist returns the first capability of caps that is not declared granted, as a
+// typed error naming what to ask support for; nil when all are. Refusals by the cloud are not
+// remembered here: a host that wants them remembered wires a core.CapabilityCache into its
+// Reconciler.
 func (d *Driver) missingAllowlist(obj core.ObjectRef, p *core.ClusterProfile, caps []core.Capability) error {
 	for _, c := range caps {
-		d.mu.Lock()
-		l, learned := d.learnedLocked(c)
-		declared := d.declared[c]
-		d.mu.Unlock()
-		switch {
-		case learned && l.granted:
-		case learned:
-			return NewAllowlistError(obj, c, l.cause)
-		case declared, p != nil && p.HasAllowlist(c):
-		default:
+		if !d.granted(p, c) {
 			return NewAllowlistError(obj, c, nil)
 		}
 	}
@@ -366,12 +289,8 @@ func findOffer(offers []core.Offer, r core.Remedy) *core.Offer {
 	return nil
 }
 
-// block sets the plan's Blocked error unless one is set already.
-func (pr *planning) block(err error) {
-	if pr.plan.Blocked == nil {
-		pr.plan.Blocked = err
-	}
-}
+// block sets the plan's Blocker unless one is set already.
+func (pr *planning) block(err error) { pr.plan.Block(err) }
 
 // blockUnmet turns the chosen offer's unmet preconditions, other than allowlists (which the
 // driver checks with what it knows), into the plan's Blocked error. Decide never chooses such
@@ -384,13 +303,13 @@ func (pr *planning) blockUnmet() {
 		switch u.Kind {
 		case core.PreconditionAllowlist:
 		case core.PreconditionUnsupported:
-			pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object, Msg: u.Reason.Message + " (" + string(u.Reason.Code) + ")"})
+			pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object, Msg: u.Reason.Message, Reason: u.Reason})
 		case core.PreconditionImmutable:
-			pr.block(&core.KindError{Kind: core.ErrImmutable, Object: pr.plan.Object, Msg: u.Reason.Message + " (" + string(u.Reason.Code) + ")"})
+			pr.block(&core.KindError{Kind: core.ErrImmutable, Object: pr.plan.Object, Msg: u.Reason.Message, Reason: u.Reason})
 		default:
 			// A version or a fact this plan has no specific check for: the offer's reason
 			// says what is missing.
-			pr.block(&core.KindError{Kind: core.ErrPrecondition, Object: pr.plan.Object, Msg: u.Reason.Message + " (" + string(u.Reason.Code) + ")"})
+			pr.block(&core.KindError{Kind: core.ErrPrecondition, Object: pr.plan.Object, Msg: u.Reason.Message, Reason: u.Reason})
 		}
 	}
 }
@@ -401,8 +320,7 @@ func (pr *planning) blockUnmet() {
 func (pr *planning) checkAllowlists(caps []core.Capability) {
 	p := pr.plan
 	p.Decision.Tickets = slices.DeleteFunc(p.Decision.Tickets, func(c core.Capability) bool {
-		granted, learned := pr.d.Allowlisted(c)
-		return granted || !learned && pr.profile.HasAllowlist(c)
+		return pr.d.granted(pr.profile, c)
 	})
 	if p.Empty() {
 		return

@@ -23,6 +23,7 @@ const lbID = "lb-web00001"
 // directSetup is a private Service (TCP/80, UDP/53) whose CLB also has a TCP/443 listener that
 // is not the Service's, and a Reconciler on a direct-mode driver over the real SDK client.
 type directSetup struct {
+	cache *core.CapabilityCache
 	cloud *cloud
 	drv   *tencent.Driver
 	rec   *core.Reconciler
@@ -43,10 +44,11 @@ func newDirect(t *testing.T, srvOpts *clbtest.Options, o *tencent.DriverOptions,
 	}
 	drv := newDriver(t, fastRetries(o))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80", "UDP/53")
+	cache := core.NewCapabilityCache(0)
 	return &directSetup{
-		cloud: cl, drv: drv, svc: svc,
+		cache: cache, cloud: cl, drv: drv, svc: svc,
 		c:   cluster(t, ipvsProfile(allowlists...), svc),
-		rec: core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(snatPolicy)),
+		rec: core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy), core.WithCapabilityCache(cache)),
 	}
 }
 
@@ -90,9 +92,6 @@ func TestDirectL4SNAT(t *testing.T) {
 			t.Errorf("write %+v", w)
 		}
 	}
-	if granted, learned := s.drv.Allowlisted(tencent.CapL4SNAT); !granted || !learned {
-		t.Errorf("after a verified write the driver should know CLB L4 SNAT is granted (granted %v learned %v)", granted, learned)
-	}
 
 	s.cloud.srv.ResetCalls()
 	out, err = s.reconcile(t)
@@ -121,7 +120,7 @@ func TestDirectL7(t *testing.T) {
 			ing := privateIngress("web", map[string]string{tencent.AnnotationIngressLoadBalancerID: lbID})
 			prof := ipvsProfile(tencent.CapL7SNAT, tencent.CapKeepalive)
 			prof.IngressControllerVersion = tc.version
-			r := core.NewReconciler(drv.Dialect(), drv)
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv))
 			if _, err := r.Reconcile(context.Background(), ing, cluster(t, prof, ing)); err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +279,7 @@ func TestDirectTaskTimeout(t *testing.T) {
 		&tencent.DriverOptions{}, tencent.CapL4SNAT)
 	s.drv = newDriver(t, &tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: s.cloud.client, TaskPollInterval: 5 * time.Millisecond, TaskTimeout: 30 * time.Millisecond,
 		Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 50 * time.Millisecond}})
-	s.rec = core.NewReconciler(s.drv.Dialect(), s.drv, core.WithPolicy(snatPolicy))
+	s.rec = core.NewReconciler(core.NewProvider(s.drv.Dialect(), s.drv), core.WithPolicy(snatPolicy))
 	_, err := s.reconcile(t)
 	if !errors.Is(err, core.ErrRetryLater) {
 		t.Fatalf("error %v, want a RetryError for the running task", err)
@@ -337,8 +336,8 @@ func TestDirectAllowlistDenied(t *testing.T) {
 					t.Errorf("the SDK error is not reachable: %v", err)
 				}
 			}
-			if granted, learned := s.drv.Allowlisted(tencent.CapL4SNAT); granted || !learned {
-				t.Errorf("the driver did not learn the refusal (granted %v, learned %v)", granted, learned)
+			if _, refused := s.cache.Refused(tencent.CapL4SNAT); !refused {
+				t.Error("the Reconciler's CapabilityCache did not remember the refusal")
 			}
 			// The next run is refused before any write.
 			s.cloud.srv.ResetCalls()
@@ -389,12 +388,9 @@ func TestDirectVerifies(t *testing.T) {
 	cl.seedLB(t, lbID, "TCP/80")
 	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: revertingCLB{cl.client, cl.srv}}))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
-	_, err := core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
+	_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
 	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") {
 		t.Fatalf("error %v, want a conflict naming the allowlist to check", err)
-	}
-	if granted, learned := drv.Allowlisted(tencent.CapL4SNAT); learned {
-		t.Errorf("learned %v from an unverified write", granted)
 	}
 }
 
@@ -420,7 +416,7 @@ func TestDirectCredentialsNeverShown(t *testing.T) {
 	wrong := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, "wrong-"+key), Logger: logger}))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
 	c := cluster(t, ipvsProfile(tencent.CapL4SNAT), svc)
-	_, err := core.NewReconciler(wrong.Dialect(), wrong, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	_, err := core.NewReconciler(core.NewProvider(wrong.Dialect(), wrong), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
 	check("wrong key", err)
 	var sdk *sdkerrors.TencentCloudSDKError
 	if !errors.As(err, &sdk) || sdk.GetCode() != clbtest.CodeSignatureFailure {
@@ -429,7 +425,7 @@ func TestDirectCredentialsNeverShown(t *testing.T) {
 
 	right := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, key), Logger: logger}))
 	cl.srv.InjectFault("ModifyListener", 1, clbtest.ErrorFault(clbtest.CodeFailedOperation, "signed by "+id+" with "+key))
-	_, err = core.NewReconciler(right.Dialect(), right, core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	_, err = core.NewReconciler(core.NewProvider(right.Dialect(), right), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
 	check("echoing error", err)
 	if !strings.Contains(err.Error(), "[redacted]") {
 		t.Errorf("error %q: the echoed credential was not redacted", err)
@@ -474,14 +470,14 @@ func TestDirectNoCLBYet(t *testing.T) {
 	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
 	svc := privateService("web", nil, "TCP/80")
 	p, _ := planFor(t, drv, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc), snatPolicy, nil)
-	if !errors.Is(p.Blocked, core.ErrRetryLater) || len(cl.srv.Calls()) != 0 {
+	if !errors.Is(p.Blocked.Err(), core.ErrRetryLater) || len(cl.srv.Calls()) != 0 {
 		t.Errorf("Blocked %v after %d calls", p.Blocked, len(cl.srv.Calls()))
 	}
 	// A listener the CLB does not have yet is the same.
 	cl.seedLB(t, lbID, "TCP/443")
 	svc.Annotations[tencent.AnnotationLoadBalancerID] = lbID
 	p, _ = planFor(t, drv, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc), snatPolicy, nil)
-	if !errors.Is(p.Blocked, core.ErrRetryLater) || !strings.Contains(p.Blocked.Error(), "TCP:80") {
+	if !errors.Is(p.Blocked.Err(), core.ErrRetryLater) || !strings.Contains(p.Blocked.Err().Error(), "TCP:80") {
 		t.Errorf("Blocked %v", p.Blocked)
 	}
 }
@@ -508,10 +504,10 @@ func TestApplyCloudRejectsForeignChanges(t *testing.T) {
 	for name, ch := range map[string]*core.Change{
 		"cluster change":  {By: core.WriterCluster},
 		"no ids":          {By: core.WriterCloud, Params: map[string]string{tencent.ParamAttribute: "SnatEnable", tencent.ParamValue: "true"}},
-		"turning off":     {By: core.WriterCloud, Params: map[string]string{tencent.ParamLoadBalancerID: lbID, tencent.ParamListenerID: "lbl-1", tencent.ParamPort: "80", tencent.ParamAttribute: "SnatEnable", tencent.ParamValue: "false"}},
+		"a bad value":     {By: core.WriterCloud, Params: map[string]string{tencent.ParamLoadBalancerID: lbID, tencent.ParamListenerID: "lbl-1", tencent.ParamPort: "80", tencent.ParamAttribute: "SnatEnable", tencent.ParamValue: "yes"}},
 		"other attribute": {By: core.WriterCloud, Params: map[string]string{tencent.ParamLoadBalancerID: lbID, tencent.ParamListenerID: "lbl-1", tencent.ParamPort: "80", tencent.ParamAttribute: "ProxyProtocol", tencent.ParamValue: "true"}},
 	} {
-		if err := drv.ApplyCloud(context.Background(), ch); !errors.Is(err, core.ErrInvalid) {
+		if _, err := drv.ApplyCloud(context.Background(), ch); !errors.Is(err, core.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
@@ -519,37 +515,28 @@ func TestApplyCloudRejectsForeignChanges(t *testing.T) {
 		t.Errorf("%d calls", n)
 	}
 	cfgOnly := newDriver(t, nil)
-	if err := cfgOnly.ApplyCloud(context.Background(), &core.Change{By: core.WriterCloud}); !errors.Is(err, core.ErrUnsupported) {
+	if _, err := cfgOnly.ApplyCloud(context.Background(), &core.Change{By: core.WriterCloud}); !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("without a CLB client: %v", err)
 	}
 }
 
-// TestDirectRefusalForgotten: once support grants the allowlist, Forget (or the refusal's TTL
-// running out) lets the declared allowlist count again.
+// TestDirectRefusalForgotten: once support grants the allowlist, CapabilityCache.Forget lets
+// the declared allowlist count again (the TTL is tested in core).
 func TestDirectRefusalForgotten(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		ttl    time.Duration
-		forget bool
-	}{{"Forget", 0, true}, {"TTL", time.Millisecond, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newDirect(t, nil, &tencent.DriverOptions{RefusalTTL: tc.ttl}, tencent.CapL4SNAT)
-			var ae *core.AllowlistError
-			if _, err := s.reconcile(t); !errors.As(err, &ae) {
-				t.Fatalf("first run: %v", err)
-			}
-			s.cloud.srv.Allow(clbtest.L4SNAT) // the ticket is granted
-			if tc.forget {
-				s.drv.Forget(tencent.CapL4SNAT)
-			} else {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if _, err := s.reconcile(t); err != nil {
-				t.Fatalf("after the grant: %v", err)
-			}
-			if !s.cloud.listener(t, "TCP/80").SnatEnable {
-				t.Error("SNAT not on")
-			}
-		})
+	s := newDirect(t, nil, nil, tencent.CapL4SNAT)
+	var ae *core.AllowlistError
+	if _, err := s.reconcile(t); !errors.As(err, &ae) {
+		t.Fatalf("first run: %v", err)
+	}
+	s.cloud.srv.Allow(clbtest.L4SNAT) // the ticket is granted
+	if _, err := s.reconcile(t); !errors.As(err, &ae) {
+		t.Fatalf("before Forget the remembered refusal stands: %v", err)
+	}
+	s.cache.Forget(tencent.CapL4SNAT)
+	if _, err := s.reconcile(t); err != nil {
+		t.Fatalf("after the grant: %v", err)
+	}
+	if !s.cloud.listener(t, "TCP/80").SnatEnable {
+		t.Error("SNAT not on")
 	}
 }

@@ -111,12 +111,12 @@ func TestPlanInterceptVIP(t *testing.T) {
 			if diff := cmp.Diff(tc.wantChanges, p.Changes, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nchanges (-want +got):\n%s", tc.reason, diff)
 			}
-			if !errors.Is(p.Blocked, tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
+			if !errors.Is(p.Blocked.Err(), tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
 				t.Fatalf("%s\nBlocked = %v, want %v", tc.reason, p.Blocked, tc.wantBlocked)
 			}
 			if tc.wantNeed != "" {
 				var pe *core.PreconditionError
-				if !errors.As(p.Blocked, &pe) || pe.Component != "kube-proxy" || !strings.Contains(pe.Need, tc.wantNeed) || pe.Have != tc.profile.KubeProxyVersion {
+				if !errors.As(p.Blocked.Err(), &pe) || pe.Component != "kube-proxy" || !strings.Contains(pe.Need, tc.wantNeed) || pe.Have != tc.profile.KubeProxyVersion {
 					t.Errorf("Blocked = %#v, want a kube-proxy PreconditionError needing %s", p.Blocked, tc.wantNeed)
 				}
 			}
@@ -144,7 +144,7 @@ func TestPlanInterceptVIPIngress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(p.Blocked, core.ErrUnsupported) || len(p.Changes) != 0 {
+	if !errors.Is(p.Blocked.Err(), core.ErrUnsupported) || len(p.Changes) != 0 {
 		t.Errorf("plan = %v, Blocked %v; want no change, blocked as unsupported", p, p.Blocked)
 	}
 }
@@ -306,7 +306,7 @@ spec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 80, scheduler: WRR}]}}
 			if diff := cmp.Diff(tc.want, p.Changes, ignore, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nchanges (-want +got):\n%s", tc.reason, diff)
 			}
-			if !errors.Is(p.Blocked, tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
+			if !errors.Is(p.Blocked.Err(), tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
 				t.Errorf("%s\nBlocked = %v, want %v", tc.reason, p.Blocked, tc.wantBlocked)
 			}
 			for _, ch := range p.Changes {
@@ -375,12 +375,12 @@ spec:
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("edits (-want +got):\n%s", diff)
 			}
-			if !errors.Is(p.Blocked, tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
+			if !errors.Is(p.Blocked.Err(), tc.wantBlocked) || (tc.wantBlocked == nil) != (p.Blocked == nil) {
 				t.Fatalf("Blocked = %v, want %v", p.Blocked, tc.wantBlocked)
 			}
 			if tc.wantBlocked != nil {
 				var pe *core.PreconditionError
-				if !errors.As(p.Blocked, &pe) || pe.Component != "tke-ingress-controller" || !strings.Contains(pe.Need, "v2.9.0") {
+				if !errors.As(p.Blocked.Err(), &pe) || pe.Component != "tke-ingress-controller" || !strings.Contains(pe.Need, "v2.9.0") {
 					t.Errorf("Blocked = %v, want a tke-ingress-controller precondition naming v2.9.0", p.Blocked)
 				}
 				return
@@ -429,7 +429,7 @@ func TestPlanAllowlists(t *testing.T) {
 			}
 			c := cluster(t, ipvsProfile(tc.profile...), obj)
 			mem := newMemCluster(toUnstructured(t, obj))
-			r := core.NewReconciler(d.Dialect(), d, core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
+			r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
 			out, err := r.Reconcile(context.Background(), obj, c)
 			if tc.wantCap == "" {
 				if err != nil {

@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -389,7 +391,7 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 		}
 		if live == nil {
 			ch.Create = true
-			ch.Template = configTemplate(owner)
+			ch.Template = configTemplate(owner, pr.req.Object)
 			ch.Reason = RuleCreateServiceConfig.Because(fmt.Sprintf("%s references no %s; loopguard creates %s/%s with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
 			if referenced {
 				ch.Reason = RuleCreateServiceConfig.Because(fmt.Sprintf("%s references %s %s/%s, which does not exist; loopguard creates it with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
@@ -453,10 +455,17 @@ func valueText(v any) string {
 }
 
 // configTemplate is the metadata of a TkeServiceConfig loopguard creates; the edits add the
-// listener entries.
-func configTemplate(owner string) *unstructured.Unstructured {
+// listener entries. When the owner's UID is known (a live object) the config carries an
+// ownerReference to it, so Kubernetes' garbage collector deletes the config with its Service
+// or Ingress.
+func configTemplate(owner string, obj runtime.Object) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{}}
 	u.SetLabels(map[string]string{LabelManagedBy: "loopguard"})
 	u.SetAnnotations(map[string]string{AnnotationConfigOwner: owner})
+	if m, ok := obj.(metav1.Object); ok && m.GetUID() != "" {
+		if key, ok := core.KeyOf(obj); ok {
+			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: key.APIVersion, Kind: key.Kind, Name: key.Name, UID: m.GetUID()}})
+		}
+	}
 	return u
 }

@@ -75,8 +75,10 @@ type listenerWrite struct {
 	protocol         string
 	port             int64
 	attribute        string
-	caps             []core.Capability
-	object           core.ObjectRef
+	// off: the write turns the attribute off again (a removal).
+	off    bool
+	caps   []core.Capability
+	object core.ObjectRef
 }
 
 func (w *listenerWrite) target() string {
@@ -84,8 +86,13 @@ func (w *listenerWrite) target() string {
 }
 
 func (w *listenerWrite) value() string {
-	if w.attribute == attrKeepaliveEnable {
+	switch {
+	case w.attribute == attrKeepaliveEnable && w.off:
+		return "0"
+	case w.attribute == attrKeepaliveEnable:
 		return "1"
+	case w.off:
+		return "false"
 	}
 	return "true"
 }
@@ -101,8 +108,13 @@ func (w *listenerWrite) capability() core.Capability {
 	return CapL4SNAT
 }
 
-// satisfied reports whether a listener read back has the attribute on.
+// satisfied reports whether a listener read back has the attribute as the write wants it.
 func (w *listenerWrite) satisfied(l *clb.Listener) bool {
+	return w.on(l) != w.off
+}
+
+// on reports whether a listener has the attribute on.
+func (w *listenerWrite) on(l *clb.Listener) bool {
 	if w.attribute == attrKeepaliveEnable {
 		return l.KeepaliveEnable != nil && *l.KeepaliveEnable == 1
 	}
@@ -137,12 +149,24 @@ func (w *listenerWrite) params() map[string]string {
 	}
 }
 
+// neededBy lists the allowlists a write needs: none to turn an attribute off.
+func neededBy(w *listenerWrite) []core.Capability {
+	if w.off {
+		return nil
+	}
+	return w.caps
+}
+
 // parseWrite reads a change made by planDirect.
 func parseWrite(ch *core.Change) (*listenerWrite, error) {
 	p := ch.Params
 	w := &listenerWrite{lbID: p[ParamLoadBalancerID], listenerID: p[ParamListenerID], protocol: p[ParamProtocol], attribute: p[ParamAttribute],
 		object: core.ObjectRef{Kind: p[ParamKind], Namespace: p[ParamNamespace], Name: p[ParamName]}}
 	port, err := strconv.ParseInt(p[ParamPort], 10, 64)
+	on := w.value()
+	w.off = true
+	off := w.value()
+	w.off = p[ParamValue] == off
 	switch {
 	case w.lbID == "" || w.listenerID == "":
 		err = errors.New("needs " + ParamLoadBalancerID + " and " + ParamListenerID)
@@ -150,8 +174,8 @@ func parseWrite(ch *core.Change) (*listenerWrite, error) {
 		err = errors.New(ParamPort + " is not a number")
 	case w.attribute != attrSnatEnable && w.attribute != attrKeepaliveEnable:
 		err = fmt.Errorf("%s %q: want %s or %s", ParamAttribute, w.attribute, attrSnatEnable, attrKeepaliveEnable)
-	case p[ParamValue] != w.value():
-		err = fmt.Errorf("%s %q: the driver only turns %s on (%s)", ParamValue, p[ParamValue], w.attribute, w.value())
+	case p[ParamValue] != on && p[ParamValue] != off:
+		err = fmt.Errorf("%s %q: the driver turns %s on (%s) or, removing, off (%s)", ParamValue, p[ParamValue], w.attribute, on, off)
 	}
 	if err != nil {
 		return nil, &core.KindError{Kind: core.ErrInvalid, Object: w.object, Msg: "not a change the Tencent driver planned: " + ch.String(), Err: err}
@@ -202,6 +226,12 @@ const directRetry = 15 * time.Second
 // ModifyListener for each of the object's listeners that lacks the attribute.
 func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribute string, caps []core.Capability, reason core.Reason) error {
 	pr.ensureNotes(RuleDirectCLB.Reason())
+	return pr.directWrites(ctx, keys, attribute, caps, reason, false)
+}
+
+// directWrites plans one ModifyListener for each of the object's listeners whose attribute is
+// not as wanted: on, or (off, for a removal) off again.
+func (pr *planning) directWrites(ctx context.Context, keys []ListenerKey, attribute string, caps []core.Capability, reason core.Reason, off bool) error {
 	obj, err := pr.liveObject(ctx)
 	if err != nil {
 		return err
@@ -209,6 +239,9 @@ func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribut
 	lbID, err := pr.d.lbID(obj)
 	if err != nil {
 		return err
+	}
+	if lbID == "" && off {
+		return nil // no CLB: nothing of loopguard's on it
 	}
 	if lbID == "" {
 		pr.block(core.RetryAfter(directRetry, pr.plan.Object.String()+" has no CLB yet (no "+AnnotationLoadBalancerID+" or "+AnnotationIngressLoadBalancerID+" annotation)", nil))
@@ -232,7 +265,7 @@ func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribut
 			missing = append(missing, k.String())
 			continue
 		}
-		w := &listenerWrite{lbID: lbID, listenerID: *l.ListenerId, protocol: k.Protocol, port: int64(k.Port), attribute: attribute, caps: caps, object: pr.plan.Object}
+		w := &listenerWrite{lbID: lbID, listenerID: *l.ListenerId, protocol: k.Protocol, port: int64(k.Port), attribute: attribute, off: off, caps: caps, object: pr.plan.Object}
 		if w.satisfied(l) {
 			continue
 		}
@@ -243,8 +276,12 @@ func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribut
 			From:     w.current(l),
 			To:       w.value(),
 			Params:   w.params(),
+			Needs:    neededBy(w),
 			Reason:   reason,
 		})
+	}
+	if off {
+		return nil // listeners gone are nothing to take back; turning off needs no allowlist
 	}
 	if len(missing) > 0 {
 		pr.block(core.RetryAfter(directRetry, fmt.Sprintf("%s: CLB %s has no listener for %s yet", pr.plan.Object, lbID, strings.Join(missing, ", ")), nil))
@@ -281,74 +318,62 @@ func (pr *planning) liveObject(ctx context.Context) (runtime.Object, error) {
 	return pr.req.Object, nil
 }
 
-// ApplyCloud makes one direct-mode change: it reads the listener (already on is success),
-// writes the attribute with ModifyListener, waits for the write's task with
-// DescribeTaskStatus, and reads the listener back. A capability the cloud is known to refuse
-// fails before any write; a refusal by the cloud (DOMAIN.md §3.5) is a *core.AllowlistError
-// wrapping the cloud's error, and is remembered. A busy or throttling CLB is retried with
-// backoff and, past the budget, is a core.RetryError; so is a task still running after
-// DriverOptions.TaskTimeout.
-func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) error {
+// ApplyCloud makes one direct-mode change: it reads the listener (already on is success with
+// nothing written), writes the attribute with ModifyListener, waits for the write's task with
+// DescribeTaskStatus, and reads the listener back. A refusal by the cloud (DOMAIN.md §3.5) is a
+// *core.AllowlistError wrapping the cloud's error (a Reconciler with a core.CapabilityCache
+// remembers it). A busy or throttling CLB is retried with backoff and, past the budget, is a
+// core.RetryError; so is a task still running after DriverOptions.TaskTimeout.
+func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyResult, error) {
+	none := core.ApplyResult{}
 	if ch == nil || ch.By != core.WriterCloud {
-		return &core.KindError{Kind: core.ErrInvalid, Msg: "ApplyCloud takes cloud changes only"}
+		return none, &core.KindError{Kind: core.ErrInvalid, Msg: "ApplyCloud takes cloud changes only"}
 	}
 	if d.clb == nil {
-		return &core.KindError{Kind: core.ErrUnsupported, Msg: "the driver has no CLB client (DriverOptions.CLB): " + ch.String()}
+		return none, &core.KindError{Kind: core.ErrUnsupported, Msg: "the driver has no CLB client (DriverOptions.CLB): " + ch.String()}
 	}
 	w, err := parseWrite(ch)
 	if err != nil {
-		return err
-	}
-	// Only what the cloud itself said stops a write here: the profile's declarations were
-	// checked when the change was planned.
-	for _, c := range w.caps {
-		d.mu.Lock()
-		l, learned := d.learnedLocked(c)
-		d.mu.Unlock()
-		if learned && !l.granted {
-			return NewAllowlistError(w.object, c, l.cause)
-		}
+		return none, err
 	}
 	log := d.log.With("loadBalancerId", w.lbID, "listenerId", w.listenerID, "attribute", w.attribute)
 
 	l, err := d.readListener(ctx, w)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if w.satisfied(l) {
 		log.Debug("listener already set")
-		return nil
+		return none, nil
 	}
 	taskID, err := d.clb.modifyListener(ctx, w)
 	if err != nil {
 		if classify(err) == failNotEnabled {
-			d.learn(w.capability(), false, err)
-			return NewAllowlistError(w.object, w.capability(), err)
+			return none, NewAllowlistError(w.object, w.capability(), err)
 		}
-		return err
+		return none, err
 	}
+	wrote := core.ApplyResult{Wrote: true}
 	log.Info("listener write accepted", "task", taskID)
 	if err := d.clb.waitTask(ctx, taskID, w.target()); err != nil {
 		var te *TaskError
 		if errors.As(err, &te) && mentionsAllowlist(te.Message) {
-			d.learn(w.capability(), false, te)
-			return NewAllowlistError(w.object, w.capability(), te)
+			return wrote, NewAllowlistError(w.object, w.capability(), te)
 		}
-		return err
+		return wrote, err
 	}
 	// The task says done; only the listener says whether it took (DOMAIN.md §3.5).
 	l, err = d.readListener(ctx, w)
 	if err != nil {
-		return err
+		return wrote, err
 	}
 	if !w.satisfied(l) {
-		return &core.KindError{Kind: core.ErrConflict, Object: w.object, Msg: fmt.Sprintf(
+		return wrote, &core.KindError{Kind: core.ErrConflict, Object: w.object, Msg: fmt.Sprintf(
 			"clb %s: %s is still %s after task %s succeeded (is the account allowlisted for %q? does another controller revert it?)",
 			w.target(), w.attribute, w.current(l), taskID, Ask(w.capability()))}
 	}
-	d.learn(w.capability(), true, nil)
 	log.Info("listener verified", "task", taskID)
-	return nil
+	return wrote, nil
 }
 
 // readListener reads one listener by ID.

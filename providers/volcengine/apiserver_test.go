@@ -139,7 +139,7 @@ func (v *vke) reconciler(policy core.Policy, opts *volcengine.DriverOptions) *co
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	return core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(v.writer), core.WithPolicy(policy), core.WithRetryDelay(3*time.Second))
+	return core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(v.writer), core.WithPolicy(policy), core.WithRetryDelay(3*time.Second))
 }
 
 func (v *vke) manifest(ann map[string]string) *corev1.Service {
@@ -561,7 +561,7 @@ func TestAPIServerPrerequisitesFromTheCluster(t *testing.T) {
 	}
 	wantCodes(t, p.Notes, volcengine.RuleServerVersion.Code)
 	var pe *core.PreconditionError
-	if errors.As(p.Blocked, &pe) && pe.Component == "Kubernetes" {
+	if errors.As(p.Blocked.Err(), &pe) && pe.Component == "Kubernetes" {
 		t.Errorf("blocked on the profile's Kubernetes version although the server reports v1.37.2: %v", p.Blocked)
 	}
 }

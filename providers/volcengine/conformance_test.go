@@ -16,7 +16,7 @@ import (
 // are stable, creating a Service with its ip-mode converges once the CCM publishes the mode, a
 // second run writes nothing, and a mode change of an existing Service is a replacement beside
 // it only when the policy allows it.
-func TestDriverConformance(t *testing.T) {
+func TestDriverCases(t *testing.T) {
 	drv, err := volcengine.NewDriver(&volcengine.DriverOptions{NoClusterReads: true})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestDriverConformance(t *testing.T) {
 			c.Put(u)
 		}
 	}
-	drivertest.RunConformance(t, drivertest.Harness{Dialect: drv.Dialect(), Driver: drv, Cases: []drivertest.Case{
+	drivertest.RunCases(t, drivertest.CaseHarness{Provider: core.NewProvider(drv.Dialect(), drv), Cases: []drivertest.Case{
 		{Name: "new Service, VIP by default", Object: service("", false), Cluster: cluster, NotCreated: true, Settle: publish},
 		// Without AllowDisruptive, Decide passes over the replacement: DNS steering, for the user.
 		{Name: "existing Proxy Service, default policy", Object: service(volcengine.IPModeProxy, true), Cluster: cluster},

@@ -103,15 +103,14 @@ func NewDriver(opts *DriverOptions) (*Driver, error) {
 	return d, nil
 }
 
-// Dialect returns the dialect the driver plans with. Build the Reconciler with it:
-//
-//	core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(w))
-func (d *Driver) Dialect() *Dialect { return d.dialect }
+// Dialect returns the dialect the driver plans with; a Provider (NewProvider) hands it to the
+// Reconciler.
+func (d *Driver) Dialect() core.Dialect { return d.dialect }
 
 // ApplyCloud reports core.ErrUnsupported: on VKE the cloud-controller-manager writes the CLB,
 // and loopguard's changes are all in Kubernetes objects.
-func (d *Driver) ApplyCloud(context.Context, *core.Change) error {
-	return &core.KindError{Kind: core.ErrUnsupported, Msg: "the VKE driver makes no cloud changes: the cloud-controller-manager carries the Service's annotations to the CLB"}
+func (d *Driver) ApplyCloud(context.Context, *core.Change) (core.ApplyResult, error) {
+	return core.ApplyResult{}, &core.KindError{Kind: core.ErrUnsupported, Msg: "the VKE driver makes no cloud changes: the cloud-controller-manager carries the Service's annotations to the CLB"}
 }
 
 var (
@@ -191,7 +190,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		return nil, ps.err
 	}
 	if len(ps.blockers) > 0 {
-		ps.plan.Blocked = errors.Join(ps.blockers...)
+		ps.plan.Block(errors.Join(ps.blockers...))
 	}
 	d.log.Debug("planned", "object", ps.ref.String(), "remedy", string(ps.plan.Decision.Remedy),
 		"changes", len(ps.plan.Changes), "checks", len(ps.plan.Checks), "blocked", ps.plan.Blocked != nil)

@@ -167,7 +167,7 @@ func renderPlan(p *core.Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s: decision %s (path %s)\n", p.Object, p.Decision.Remedy, p.Decision.Path)
 	if p.Blocked != nil {
-		for _, line := range strings.Split(p.Blocked.Error(), "\n") {
+		for _, line := range strings.Split(p.Blocked.Err().Error(), "\n") {
 			fmt.Fprintf(&b, "blocked: %s\n", line)
 		}
 	}

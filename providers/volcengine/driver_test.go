@@ -139,7 +139,7 @@ func planFor(t *testing.T, tc planCase) (*core.Plan, *drivertest.Cluster) {
 	if !tc.offline {
 		ropts = append(ropts, core.WithClusterWriter(mem))
 	}
-	r := core.NewReconciler(drv.Dialect(), drv, ropts...)
+	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), ropts...)
 	p, err := r.Plan(context.Background(), tc.input, c)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
@@ -156,7 +156,7 @@ func TestDriverPlans(t *testing.T) {
 	for name, tc := range planCases() {
 		t.Run(name, func(t *testing.T) {
 			p, mem := planFor(t, tc)
-			if got := errorKinds(p.Blocked); !slices.Equal(got, tc.blocked) {
+			if got := errorKinds(p.Blocked.Err()); !slices.Equal(got, tc.blocked) {
 				t.Errorf("blocked = %v (%v), want kinds %v", got, p.Blocked, tc.blocked)
 			}
 			if len(mem.Writes()) != 0 {
@@ -181,7 +181,7 @@ func TestDriverBlockedPlansWriteNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, mem := planFor(t, tc)
 			drv, _ := volcengine.NewDriver(&tc.opts)
-			r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
 			_, err := r.Apply(context.Background(), p)
 			if err == nil || len(mem.Writes()) != 0 {
 				t.Errorf("apply: %v, writes %v; want an error and no write", err, mem.Writes())
@@ -200,7 +200,7 @@ func TestDriverPrerequisiteErrors(t *testing.T) {
 	tc := planCases()["create Proxy with every prerequisite unknown"]
 	p, _ := planFor(t, tc)
 	var got []string
-	for _, err := range p.Blocked.(interface{ Unwrap() []error }).Unwrap() {
+	for _, err := range p.Blocked.Err().(interface{ Unwrap() []error }).Unwrap() {
 		var pe *core.PreconditionError
 		if !errors.As(err, &pe) {
 			t.Fatalf("%v is not a PreconditionError", err)
@@ -215,7 +215,7 @@ func TestDriverPrerequisiteErrors(t *testing.T) {
 	tc = planCases()["create Proxy on an API server older than v1.30"]
 	p, _ = planFor(t, tc)
 	var pe *core.PreconditionError
-	if !errors.As(p.Blocked, &pe) || pe.Have != "v1.29.4" || pe.Component != "Kubernetes" {
+	if !errors.As(p.Blocked.Err(), &pe) || pe.Have != "v1.29.4" || pe.Component != "Kubernetes" {
 		t.Errorf("blocked = %v; want Kubernetes v1.29.4 from the server, not the profile's v1.32.2", p.Blocked)
 	}
 	wantCodes(t, p.Notes, volcengine.RuleServerVersion.Code)
@@ -227,7 +227,7 @@ func TestDriverRejectsBadIPMode(t *testing.T) {
 		svc.Annotations[volcengine.AnnotationIPMode] = v
 		c, _ := core.NewCluster(readyProfile(), placement("shop")...)
 		drv, _ := volcengine.NewDriver(nil)
-		r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(newMem()))
+		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(newMem()))
 		_, err := r.Plan(context.Background(), svc, c)
 		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `supported values: "VIP", "Proxy"`) {
 			t.Errorf("%q through the Reconciler: err = %v, want ErrInvalid listing the accepted values", v, err)
@@ -251,7 +251,7 @@ func TestDriverReconcileIsIdempotent(t *testing.T) {
 			c, _ := core.NewCluster(profile, placement("shop")...)
 			drv, _ := volcengine.NewDriver(nil)
 			mem := newMem(tc.inCluster...)
-			r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
 			out, err := r.Reconcile(context.Background(), tc.input, c)
 			var re *core.RetryError
 			if err != nil && !errors.As(err, &re) {
@@ -329,7 +329,7 @@ func TestDriverApplyCloudAndOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := drv.ApplyCloud(context.Background(), &core.Change{By: core.WriterCloud}); !errors.Is(err, core.ErrUnsupported) {
+	if _, err := drv.ApplyCloud(context.Background(), &core.Change{By: core.WriterCloud}); !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("ApplyCloud = %v, want ErrUnsupported", err)
 	}
 	if _, err := volcengine.NewDriver(&volcengine.DriverOptions{CCMDeployment: core.ObjectKey{Kind: "DaemonSet", Name: "x"}}); !errors.Is(err, core.ErrInvalid) {
@@ -361,7 +361,7 @@ func TestDriverConcurrentPlans(t *testing.T) {
 				tc.profile(&profile)
 			}
 			c, _ := core.NewCluster(profile, placement("shop")...)
-			r := core.NewReconciler(drv.Dialect(), drv, core.WithClusterWriter(newMem(tc.inCluster...)), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(newMem(tc.inCluster...)), core.WithPolicy(tc.policy))
 			_, err := r.Plan(context.Background(), tc.input, c)
 			if err != nil {
 				err = errors.New(name + ": " + err.Error())

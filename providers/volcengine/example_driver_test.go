@@ -43,7 +43,7 @@ func ExampleDriver() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := core.NewReconciler(drv.Dialect(), drv, core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
 	p, err := r.Plan(context.Background(), svc, cluster)
 	if err != nil {
 		log.Fatal(err)

@@ -237,7 +237,7 @@ func TestClusterReadsThatAreForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pe *core.PreconditionError
-	if !errors.As(p.Blocked, &pe) || pe.Component != "network model" {
+	if !errors.As(p.Blocked.Err(), &pe) || pe.Component != "network model" {
 		t.Errorf("blocked = %v, want the network prerequisite unknown", p.Blocked)
 	}
 	wantCodes(t, p.Notes, volcengine.RuleClusterNetwork.Code, volcengine.RuleClusterCCM.Code)

@@ -1,0 +1,114 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// Provider is the plain KEP-1860 dialect as a host holds it (core.Provider). Its driver plans
+// the one thing that decides the path on any cloud, the Service's
+// status.loadBalancer.ingress[].ipMode, as changes for the host that owns the status
+// (core.WriterStatus): a cloud-controller-manager returns them from EnsureLoadBalancer
+// (adapters/cloudprovider). Changes to workloads or DNS are for the user.
+type Provider struct {
+	dialect *Dialect
+	driver  *StatusDriver
+}
+
+var _ core.Provider = (*Provider)(nil)
+
+// NewProvider returns the provider; opts may be nil.
+func NewProvider(opts *Options) *Provider {
+	d := NewDialect(opts)
+	return &Provider{dialect: d, driver: &StatusDriver{}}
+}
+
+// Name is "kubernetes".
+func (p *Provider) Name() string { return Name }
+
+// Dialect reads any cloud's LoadBalancer Services.
+func (p *Provider) Dialect() core.Dialect { return p.dialect }
+
+// Driver returns the status driver.
+func (p *Provider) Driver() (core.Driver, bool) { return p.driver, true }
+
+// StatusDriver plans a decision's path as the ipMode of every IP entry of the Service's status
+// (hostname-only entries carry no ipMode and are left alone), for the host that owns the
+// status. It reads nothing beyond the request and writes nothing itself. It is safe for
+// concurrent use.
+type StatusDriver struct{}
+
+var _ core.Driver = (*StatusDriver)(nil)
+
+// Plan returns, for a decision whose path is VIP or Proxy, one core.WriterStatus change per IP
+// entry whose ipMode differs (an entry without ipMode reads as VIP, as the API server defaults
+// it); node separation and DNS steering add a change for the user. An empty plan means the
+// status already says the decided path.
+func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	if req == nil || req.Result == nil || req.Object == nil {
+		return nil, fmt.Errorf("kubernetes: %w: a plan request needs the object and its evaluation", core.ErrInvalid)
+	}
+	svc, ok := req.Object.(*corev1.Service)
+	if !ok {
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: fmt.Sprintf("only a Service has an ipMode, not %T", req.Object)}
+	}
+	dec := req.Result.Decision
+	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: dec}
+	for i := range req.Result.Offers {
+		if o := &req.Result.Offers[i]; o.Remedy == dec.Remedy {
+			p.Notes = append(p.Notes, o.Notes...)
+		}
+	}
+	switch dec.Remedy {
+	case core.RemedyNone, "":
+		return p, nil
+	case core.InterceptVIP, core.NodeSeparation:
+	case core.DNSSteering:
+		p.Changes = append(p.Changes, userChange(p, &dec))
+		return p, nil
+	default:
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Object: p.Object, Msg: fmt.Sprintf("the plain Kubernetes driver cannot carry out remedy %q", dec.Remedy)}
+	}
+	mode := corev1.LoadBalancerIPModeVIP
+	if dec.Path == core.PathProxy {
+		mode = corev1.LoadBalancerIPModeProxy
+	}
+	key, _ := core.KeyOf(svc)
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IP == "" {
+			continue
+		}
+		have := corev1.LoadBalancerIPModeVIP
+		if ing.IPMode != nil {
+			have = *ing.IPMode
+		}
+		if have == mode {
+			continue
+		}
+		k := key
+		p.Changes = append(p.Changes, core.Change{
+			By: core.WriterStatus, Object: &k,
+			Field: "status.loadBalancer.ingress[ip=" + ing.IP + "].ipMode", From: string(have), To: string(mode),
+			Edits: []core.Edit{{Path: []core.PathElem{core.F("status"), core.F("loadBalancer"), core.F("ingress"),
+				core.K(map[string]any{"ip": ing.IP}), core.F("ipMode")}, Value: string(mode)}},
+			Reason: dec.Reason,
+		})
+	}
+	if dec.Remedy == core.NodeSeparation {
+		p.Changes = append(p.Changes, userChange(p, &dec))
+	}
+	return p, nil
+}
+
+func userChange(p *core.Plan, dec *core.Decision) core.Change {
+	return core.Change{By: core.WriterUser, Resource: p.Object.String(), Field: string(dec.Remedy), To: dec.Action, Reason: dec.Reason}
+}
+
+// ApplyCloud reports core.ErrUnsupported: the plain driver writes no cloud.
+func (StatusDriver) ApplyCloud(context.Context, *core.Change) (core.ApplyResult, error) {
+	return core.ApplyResult{}, &core.KindError{Kind: core.ErrUnsupported, Msg: "the plain Kubernetes driver makes no cloud changes: the ipMode is the cloud-controller-manager's to publish"}
+}
