@@ -83,7 +83,9 @@ func (c *Cluster) Objects() []*unstructured.Unstructured {
 	for k := range c.objs {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() || keys[i].String() == keys[j].String() && keys[i].APIVersion < keys[j].APIVersion })
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].String() < keys[j].String() || keys[i].String() == keys[j].String() && keys[i].APIVersion < keys[j].APIVersion
+	})
 	out := make([]*unstructured.Unstructured, len(keys))
 	for i, k := range keys {
 		out[i] = c.objs[k].DeepCopy()

@@ -77,7 +77,11 @@ func (m *MemoryCloud) State() string {
 	return strings.Join(on, ",")
 }
 
-func (m *MemoryCloud) on(listener string) bool { m.mu.Lock(); defer m.mu.Unlock(); return m.snat[listener] }
+func (m *MemoryCloud) on(listener string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.snat[listener]
+}
 
 // NewMemoryProvider returns the in-memory provider over a cloud.
 func NewMemoryProvider(cloud *MemoryCloud) core.Provider {
