@@ -73,3 +73,39 @@ func TestDriverCases(t *testing.T) {
 func setIngress(u *unstructured.Unstructured, ip, mode string) error {
 	return unstructured.SetNestedSlice(u.Object, []any{map[string]any{"ip": ip, "ipMode": mode}}, "status", "loadBalancer", "ingress")
 }
+
+// TestConformance runs core/drivertest's shared scenarios on the VKE driver: an existing
+// Proxy-mode Service with a client on a backend's node, which the driver separates with
+// externalTrafficPolicy Local (and anti-affinity for the user). VKE's remedies are all
+// Kubernetes objects: the cloud scenarios skip.
+func TestConformance(t *testing.T) {
+	drivertest.RunConformance(t, drivertest.Harness{New: func(t *testing.T, s drivertest.Setup) *drivertest.Env {
+		if s.NotAllowlisted {
+			return nil
+		}
+		prov, err := volcengine.NewProvider(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := live(svcManifest(proxyWithClients), corev1.LoadBalancerIPModeProxy)
+		svc.Spec.ExternalTrafficPolicy = "" // as written: the API server's default is Cluster
+		u, err := drivertest.ToUnstructured(svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		liveCluster := drivertest.NewCluster(u)
+		facts, err := core.NewCluster(readyProfile(), placement("shop")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &drivertest.Env{
+			Provider: prov, Live: liveCluster, Object: svc, Policy: preferLB,
+			Facts: func() *core.Cluster { return facts },
+			Revert: func(t *testing.T) {
+				u, _ := liveCluster.Get(t.Context(), core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"})
+				_ = unstructured.SetNestedField(u.Object, "Cluster", "spec", "externalTrafficPolicy")
+				liveCluster.Put(u)
+			},
+		}
+	}})
+}
