@@ -115,6 +115,9 @@ type KindError struct {
 
 func (e *KindError) Error() string {
 	s := e.Object.String() + ": " + e.Msg
+	if e.Reason.Code != "" {
+		s += " (" + string(e.Reason.Code) + ")"
+	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

@@ -551,6 +551,9 @@ func evaluateAll(newDialect func() core.Dialect, set *manifest.Set, c *core.Clus
 			var ke *core.KindError
 			if errors.As(err, &ke) {
 				why = ke.Msg
+				if ke.Reason.Code != "" {
+					why += " (" + string(ke.Reason.Code) + ")"
+				}
 			}
 			rep.Skipped = append(rep.Skipped, Skipped{Object: refOf(ref), Location: loc, Why: why})
 		default:

@@ -12,7 +12,7 @@ import (
 	"github.com/loopguard/loopguard/providers/volcengine"
 )
 
-// dialectEntry is one cloud dialect the CLI can use. Registration lives here, in the host, not
+// dialectEntry is one cloud the CLI can use. Registration lives here, in the host, not
 // in the providers (STYLE.md: no package-level registries in libraries).
 type dialectEntry struct {
 	name       string
@@ -23,10 +23,10 @@ type dialectEntry struct {
 	capabilities []core.Capability
 	// fallback: used when no other dialect recognizes the inputs; never auto-detected.
 	fallback bool
-	// newDriver builds the cloud's Driver and the dialect to plan with (the driver's own, so
-	// decisions count what the driver knows); nil when loopguard cannot carry out this
-	// cloud's remedies, and plans are unsupported.
-	newDriver func(env driverEnv) (core.Driver, core.Dialect, error)
+	// newProvider builds the cloud's Provider to plan with (its dialect counts what the driver
+	// is configured with); nil when the CLI cannot carry out this cloud's remedies, and plans
+	// are unsupported.
+	newProvider func(env driverEnv) (core.Provider, error)
 }
 
 // driverEnv is what a Driver may use beyond the objects: nothing offline; the API server's
@@ -39,33 +39,25 @@ type driverEnv struct {
 func dialectEntries() []dialectEntry {
 	return []dialectEntry{
 		{name: tencent.Name, newDialect: func() core.Dialect { return tencent.NewDialect(nil) },
-			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities(), newDriver: newTencentDriver},
+			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities(), newProvider: newTencentProvider},
 		{name: volcengine.Name, newDialect: func() core.Dialect { return volcengine.NewDialect(nil) },
-			recognizes: volcengine.Recognizes, newDriver: newVolcengineDriver},
+			recognizes: volcengine.Recognizes, newProvider: newVolcengineProvider},
 		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
 			recognizes: kubernetes.Recognizes, fallback: true},
 	}
 }
 
-// newTencentDriver is TKE's driver in its default mode: remedies are written as annotations
-// and TkeServiceConfig entries, which TKE's controllers carry to the CLB. The CLI does not call
-// the CLB API (the driver's direct mode), so it needs no cloud credentials.
-func newTencentDriver(driverEnv) (core.Driver, core.Dialect, error) {
-	d, err := tencent.NewDriver(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, d.Dialect(), nil
+// newTencentProvider is TKE in its default mode: remedies are written as annotations and
+// TkeServiceConfig entries, which TKE's controllers carry to the CLB. The CLI does not call the
+// CLB API (the driver's direct mode), so it needs no cloud credentials.
+func newTencentProvider(driverEnv) (core.Provider, error) {
+	return tencent.NewProvider(nil)
 }
 
-// newVolcengineDriver is VKE's driver; on a live cluster the API server's version decides the
+// newVolcengineProvider is VKE; on a live cluster the API server's version decides the
 // Kubernetes prerequisite of Proxy mode.
-func newVolcengineDriver(env driverEnv) (core.Driver, core.Dialect, error) {
-	d, err := volcengine.NewDriver(&volcengine.DriverOptions{ServerVersion: env.serverVersion})
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, d.Dialect(), nil
+func newVolcengineProvider(env driverEnv) (core.Provider, error) {
+	return volcengine.NewProvider(&volcengine.DriverOptions{ServerVersion: env.serverVersion})
 }
 
 func findDialect(name string) (dialectEntry, bool) {

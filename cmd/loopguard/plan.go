@@ -31,8 +31,8 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		Skipped: rep.Skipped, Errors: rep.Errors, Cluster: rep.Cluster}
 
 	var rec *core.Reconciler
-	if in.entry.newDriver != nil {
-		drv, dialect, err := in.entry.newDriver(pl.env)
+	if in.entry.newProvider != nil {
+		prov, err := in.entry.newProvider(pl.env)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%s driver: %w", in.entry.name, err)
 		}
@@ -40,7 +40,7 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		if pl.writer != nil {
 			opts = append(opts, core.WithClusterWriter(pl.writer))
 		}
-		rec = core.NewReconciler(core.NewProvider(dialect, drv), opts...)
+		rec = core.NewReconciler(prov, opts...)
 	}
 
 	objs := map[ObjectRef]k8sruntime.Object{}

@@ -48,12 +48,12 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 		return err
 	}
 
-	// The driver knows the TKE remedies; without a ClusterWriter the Reconciler only plans.
-	drv, err := tencent.NewDriver(nil)
+	// One value for the cloud; without a ClusterWriter the Reconciler only plans.
+	prov, err := tencent.NewProvider(nil)
 	if err != nil {
 		return err
 	}
-	rec := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(profile.Policy))
+	rec := core.NewReconciler(prov, core.WithPolicy(profile.Policy))
 	for _, o := range set.Objects {
 		plan, err := rec.Plan(ctx, o.Object, cluster)
 		switch {
@@ -67,7 +67,7 @@ func run(ctx context.Context, w io.Writer, dir string) error {
 		}
 		fmt.Fprintln(w, plan)
 		if plan.Blocked != nil {
-			fmt.Fprintln(w, "  blocked:", plan.Blocked)
+			fmt.Fprintln(w, "  blocked:", plan.Blocked.Message)
 		}
 	}
 	return nil

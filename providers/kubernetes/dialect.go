@@ -79,7 +79,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 			ref.Namespace, ref.Name = o.Namespace, o.Name
 		}
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
-			Msg: "Ingress objects have no ipMode (" + string(RuleIngressNoIPMode.Code) + "): loopguard assesses the ingress controller's LoadBalancer Service instead"}
+			Msg: "Ingress objects have no ipMode: loopguard assesses the ingress controller's LoadBalancer Service instead", Reason: RuleIngressNoIPMode.Reason()}
 	default:
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: fmt.Sprintf("%T", obj)},
 			Msg: "not a Service or Ingress"}

@@ -41,7 +41,7 @@ func (pr *planning) interceptVIP(ctx context.Context) error {
 	svc, ok := pr.req.Object.(*corev1.Service)
 	if !ok {
 		pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object,
-			Msg: RuleL7NoForwarding.Summary + " (" + string(RuleL7NoForwarding.Code) + ")"})
+			Msg: RuleL7NoForwarding.Summary, Reason: RuleL7NoForwarding.Reason()})
 		return nil
 	}
 	p := pr.profile
@@ -263,7 +263,7 @@ func (pr *planning) l7Listeners(ing *networkingv1.Ingress) ([]ListenerKey, bool)
 	listeners, custom := IngressListeners(ing)
 	if custom {
 		pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object,
-			Msg: AnnotationIngressListenPorts + " sets the listener ports, which loopguard does not read: " + RuleListenPorts.Summary + " (" + string(RuleListenPorts.Code) + ")"})
+			Msg: AnnotationIngressListenPorts + " sets the listener ports, which loopguard does not read: " + RuleListenPorts.Summary, Reason: RuleListenPorts.Reason()})
 		return nil, false
 	}
 	return listeners, true

@@ -452,7 +452,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 	}
 	if ps.lf.Reused() || baseF.Reused() {
 		ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrUnsupported, Object: ps.ref,
-			Msg: RuleReplaceReused.Summary + " Create a Service with " + AnnotationIPMode + ": " + string(target) + " on another CLB yourself, move clients to it, then delete this one (" + string(RuleReplaceReused.Code) + ")."})
+			Msg: RuleReplaceReused.Summary + " Create a Service with " + AnnotationIPMode + ": " + string(target) + " on another CLB yourself, move clients to it, then delete this one", Reason: RuleReplaceReused.Reason()})
 		return nil
 	}
 	name := ps.d.replaceAs(old, target)
@@ -467,7 +467,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 			if u.GetAnnotations()[AnnotationReplaces] != old.Name {
 				ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrConflict, Object: ps.ref,
 					Msg: "Service " + newKey.Namespace + "/" + name + " already exists and is not loopguard's replacement of " + old.Name +
-						" (no " + AnnotationReplaces + ": " + old.Name + "); name the replacement otherwise (DriverOptions.ReplacementName) (" + string(RuleReplaceNameTaken.Code) + ")"})
+						" (no " + AnnotationReplaces + ": " + old.Name + "); name the replacement otherwise (DriverOptions.ReplacementName)", Reason: RuleReplaceNameTaken.Reason()})
 				return nil
 			}
 			existing = liveFactsOf(u)

@@ -45,7 +45,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	case *networkingv1.Ingress:
 		return nil, &core.KindError{Kind: core.ErrNotExposed,
 			Object: core.ObjectRef{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name},
-			Msg:    RuleIngress.Summary + " (" + string(RuleIngress.Code) + ")"}
+			Msg:    RuleIngress.Summary, Reason: RuleIngress.Reason()}
 	default:
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: refOf(obj), Msg: "the VKE dialect reads Services only"}
 	}
@@ -55,7 +55,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	ref := core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 	if cls := svc.Spec.LoadBalancerClass; cls != nil && *cls != LoadBalancerClass && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
-			Msg: "loadBalancerClass is " + quote(*cls) + ": " + RuleOtherClass.Summary + " (" + string(RuleOtherClass.Code) + ")"}
+			Msg: "loadBalancerClass is " + quote(*cls) + ": " + RuleOtherClass.Summary, Reason: RuleOtherClass.Reason()}
 	}
 
 	e, ov, err := core.ServiceBase(Name, svc, c, core.NodeFilter{})
