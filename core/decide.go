@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Preference tilts Decide's ranking of the remedies a cloud offers.
 type Preference string
@@ -121,7 +124,10 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 	d := Decision{Remedy: RemedyNone, Path: a.Path, Why: reasonDecideNothing.Message, Reason: reasonDecideNothing}
 	if best >= 0 {
 		o := &offers[best]
-		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &o.Costs,
+		// A copy: the Decision must not alias the caller's offers, which a host may reuse.
+		costs := o.Costs
+		costs.Tickets = slices.Clone(costs.Tickets)
+		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &costs,
 			Reason: RuleDecideChosen.Because(o.Reason.Message)}
 		for _, u := range o.Unmet {
 			if u.Kind == PreconditionAllowlist {

@@ -178,3 +178,15 @@ func TestParsePreference(t *testing.T) {
 		t.Error("a misspelt preference must be refused")
 	}
 }
+
+// TestDecisionDoesNotAliasOffers: changing the offers after Decide leaves the Decision as it was.
+func TestDecisionDoesNotAliasOffers(t *testing.T) {
+	a := Assess(&Exposure{Scope: Private, Layer: Layer4, Protocols: TCP, Intercept: No, LBSourceNAT: No, Binding: NodePortCluster, Placement: Placement{NodesBehindLB: 3}})
+	offers := []Offer{{Remedy: InterceptVIP, Path: PathVIP, Costs: Costs{LosesLBFeatures: true, Tickets: []Capability{"x"}}, Reason: Reason{Message: "m"}}}
+	d := Decide(&a, offers, Policy{})
+	offers[0].Costs.LosesLBFeatures = false
+	offers[0].Costs.Tickets[0] = "y"
+	if d.Costs == nil || !d.Costs.LosesLBFeatures || d.Costs.Tickets[0] != "x" {
+		t.Errorf("the decision's costs follow the caller's offers: %+v", d.Costs)
+	}
+}
