@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -61,6 +62,67 @@ type ClusterProfile struct {
 	// Clients is a label selector for the in-cluster client Pods whose placement matters.
 	Clients   string           `json:"clients,omitempty"`
 	Dataplane DataplaneProfile `json:"dataplane,omitempty"`
+
+	// policySet records which policy booleans a parsed document stated, so that Overlay can
+	// tell "allowTickets: false" from a document that does not mention it.
+	policySet policySet
+}
+
+type policySet struct{ allowTickets, allowDisruptive bool }
+
+// Overlay writes what a later profile states over p: every field the later one sets, and the
+// policy's booleans when it states them (a later "allowTickets: false" turns an earlier true
+// off). A profile built in Go rather than parsed states its booleans only when true.
+func (p *ClusterProfile) Overlay(later *ClusterProfile) {
+	str := func(d *string, s string) {
+		if s != "" {
+			*d = s
+		}
+	}
+	str(&p.Provider, later.Provider)
+	str(&p.KubernetesVersion, later.KubernetesVersion)
+	if later.ProxyMode != "" {
+		p.ProxyMode = later.ProxyMode
+	}
+	str(&p.KubeProxyVersion, later.KubeProxyVersion)
+	str(&p.IngressControllerVersion, later.IngressControllerVersion)
+	str(&p.ServiceControllerVersion, later.ServiceControllerVersion)
+	str(&p.CCMVersion, later.CCMVersion)
+	if len(later.Allowlists) > 0 {
+		p.Allowlists = append([]Capability(nil), later.Allowlists...)
+	}
+	if later.Policy.Prefer != "" {
+		p.Policy.Prefer = later.Policy.Prefer
+	}
+	if later.policySet.allowTickets || later.Policy.AllowTickets {
+		p.Policy.AllowTickets = later.Policy.AllowTickets
+		p.policySet.allowTickets = true
+	}
+	if later.policySet.allowDisruptive || later.Policy.AllowDisruptive {
+		p.Policy.AllowDisruptive = later.Policy.AllowDisruptive
+		p.policySet.allowDisruptive = true
+	}
+	str(&p.Clients, later.Clients)
+	if later.Metadata != nil {
+		p.Metadata = later.Metadata
+	}
+	d, s := &p.Dataplane, &later.Dataplane
+	str(&d.CNI, s.CNI)
+	str(&d.CiliumVersion, s.CiliumVersion)
+	str(&d.PodInterface, s.PodInterface)
+	if s.Attachment != "" {
+		d.Attachment = s.Attachment
+	}
+	if s.BridgeHairpin != nil {
+		d.BridgeHairpin = s.BridgeHairpin
+	}
+	if s.BridgeNetfilter != nil {
+		d.BridgeNetfilter = s.BridgeNetfilter
+	}
+	if s.SocketLBInPod != nil {
+		d.SocketLBInPod = s.SocketLBInPod
+	}
+	str(&d.KubeletHairpinMode, s.KubeletHairpinMode)
 }
 
 // ProfileMetadata is the profile's optional metadata.
@@ -114,6 +176,14 @@ func ParseProfile(name string, data []byte) (*ClusterProfile, error) {
 	}
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("%s: %w: %s", name, ErrInvalid, errs.ToAggregate().Error())
+	}
+	// Which booleans the document states: the strict decode above has checked the shape.
+	var stated struct {
+		Policy map[string]json.RawMessage `json:"policy"`
+	}
+	if json.Unmarshal(js, &stated) == nil {
+		_, p.policySet.allowTickets = stated.Policy["allowTickets"]
+		_, p.policySet.allowDisruptive = stated.Policy["allowDisruptive"]
 	}
 	return &p, nil
 }

@@ -98,3 +98,29 @@ func FuzzParseProfile(f *testing.F) {
 		_ = p.HairpinFacts()
 	})
 }
+
+// TestOverlayStatesFalse: a later profile that says allowTickets: false turns an earlier true
+// off; one that does not mention it leaves it.
+func TestOverlayStatesFalse(t *testing.T) {
+	base, err := ParseProfile("a", []byte("apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\npolicy: {allowTickets: true, allowDisruptive: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent, err := ParseProfile("b", []byte("apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nproxyMode: ipvs\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := ParseProfile("c", []byte("apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\npolicy: {allowTickets: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *base
+	p.Overlay(silent)
+	if !p.Policy.AllowTickets || !p.Policy.AllowDisruptive || p.ProxyMode != ProxyModeIPVS {
+		t.Errorf("a profile that does not mention the policy changed it: %+v", p.Policy)
+	}
+	p.Overlay(off)
+	if p.Policy.AllowTickets || !p.Policy.AllowDisruptive {
+		t.Errorf("allowTickets: false did not turn it off, or touched allowDisruptive: %+v", p.Policy)
+	}
+}

@@ -311,51 +311,7 @@ func (o *assessOptions) checkProfileNames(p core.ClusterProfile, sources []*mani
 	return provider, caps
 }
 
-func overlayProfile(dst, src *core.ClusterProfile) {
-	str := func(d *string, s string) {
-		if s != "" {
-			*d = s
-		}
-	}
-	str(&dst.Provider, src.Provider)
-	str(&dst.KubernetesVersion, src.KubernetesVersion)
-	if src.ProxyMode != "" {
-		dst.ProxyMode = src.ProxyMode
-	}
-	str(&dst.KubeProxyVersion, src.KubeProxyVersion)
-	str(&dst.IngressControllerVersion, src.IngressControllerVersion)
-	str(&dst.ServiceControllerVersion, src.ServiceControllerVersion)
-	str(&dst.CCMVersion, src.CCMVersion)
-	if len(src.Allowlists) > 0 {
-		dst.Allowlists = append([]core.Capability(nil), src.Allowlists...)
-	}
-	if src.Policy.Prefer != "" {
-		dst.Policy.Prefer = src.Policy.Prefer
-	}
-	dst.Policy.AllowTickets = dst.Policy.AllowTickets || src.Policy.AllowTickets
-	dst.Policy.AllowDisruptive = dst.Policy.AllowDisruptive || src.Policy.AllowDisruptive
-	str(&dst.Clients, src.Clients)
-	if src.Metadata != nil {
-		dst.Metadata = src.Metadata
-	}
-	d, s := &dst.Dataplane, &src.Dataplane
-	str(&d.CNI, s.CNI)
-	str(&d.CiliumVersion, s.CiliumVersion)
-	str(&d.PodInterface, s.PodInterface)
-	if s.Attachment != "" {
-		d.Attachment = s.Attachment
-	}
-	if s.BridgeHairpin != nil {
-		d.BridgeHairpin = s.BridgeHairpin
-	}
-	if s.BridgeNetfilter != nil {
-		d.BridgeNetfilter = s.BridgeNetfilter
-	}
-	if s.SocketLBInPod != nil {
-		d.SocketLBInPod = s.SocketLBInPod
-	}
-	str(&d.KubeletHairpinMode, s.KubeletHairpinMode)
-}
+func overlayProfile(dst, src *core.ClusterProfile) { dst.Overlay(src) }
 
 // overlayFlags writes the flags given on the command line over the profile and reports
 // whether there were any.
