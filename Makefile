@@ -10,7 +10,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-.PHONY: test race build lint bench fuzz update help
+.PHONY: test race build lint bench fuzz fuzz-short update help
 
 ## test: run every package's tests (the README's test command); the dataplane agreement test
 ## runs in directory mode so its "dataplane: N scenarios, N agree" summary shows in CI logs
@@ -45,6 +45,10 @@ fuzz:
 	$(GO) test ./adapters/manifest -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./adapters/manifest -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./adapters/manifest -run '^$$' -fuzz '^FuzzPeekTypeMeta$$' -fuzztime $(FUZZTIME)
+
+## fuzz-short: every fuzz target of the module for FUZZTIME (3s by default); .ci/run runs it
+fuzz-short:
+	FUZZTIME=$(or $(filter-out 30s,$(FUZZTIME)),3s) hack/fuzz-short.sh
 
 ## update: rewrite the CLI's golden files and docs/reasons.md after an intended change
 update:

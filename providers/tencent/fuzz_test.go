@@ -186,3 +186,31 @@ func checkConsistent(t *testing.T, tr *core.Translation, ingress bool, ann map[s
 		}
 	}
 }
+
+// FuzzParseServiceConfig feeds whole TkeServiceConfig documents to ParseServiceConfig: it must
+// never panic, and every error must name the field at fault.
+func FuzzParseServiceConfig(f *testing.F) {
+	f.Add([]byte(configYAML))
+	f.Add([]byte("apiVersion: cloud.tencent.com/v1alpha1\nkind: TkeServiceConfig\nmetadata: {name: a}\nspec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 80, snatEnable: \"true\"}]}}\n"))
+	f.Add([]byte("apiVersion: cloud.tencent.com/v1alpha1\nkind: TkeServiceConfig\nmetadata: {name: a}\nspec: {loadBalancer: {l7Listeners: [{protocol: HTTPS, port: 443, keepaliveEnable: 1.5}]}}\n"))
+	f.Add([]byte("spec: {loadBalancer: {l4Listeners: {a: b}}}"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		js, err := yaml.ToJSON(doc)
+		if err != nil {
+			return
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			return
+		}
+		cfg, errs := tencent.ParseServiceConfig(u)
+		for _, e := range errs {
+			if e.Field == "" {
+				t.Errorf("error %q names no field", e.Error())
+			}
+		}
+		if len(errs) == 0 && cfg == nil {
+			t.Error("no errors and no config")
+		}
+	})
+}
