@@ -59,6 +59,13 @@ type Remover interface {
 	PlanRemoval(ctx context.Context, req *PlanRequest) (*Plan, error)
 }
 
+// Asker is implemented by drivers whose cloud grants capabilities by support ticket: Ask says
+// what to request, in the cloud's words ("CLB Layer 4 SNAT capability"), so an AllowlistError
+// the Reconciler raises names the request rather than the bare capability.
+type Asker interface {
+	Ask(Capability) string
+}
+
 // DriverFuncs adapts functions to a Driver (and a Remover), for tests and small hosts.
 type DriverFuncs struct {
 	PlanFn        func(ctx context.Context, req *PlanRequest) (*Plan, error)

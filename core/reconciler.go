@@ -215,7 +215,11 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 		return &KindError{Kind: ErrPrecondition, Object: p.Object, Msg: "the risk is unknown; declare the missing facts before applying (" + d.Why + ")"}
 	}
 	if len(d.Tickets) > 0 && !p.Removal {
-		return &AllowlistError{Object: p.Object, Capability: d.Tickets[0], Ask: string(d.Tickets[0])}
+		ask := string(d.Tickets[0])
+		if a, ok := r.driver.(Asker); ok && a.Ask(d.Tickets[0]) != "" {
+			ask = a.Ask(d.Tickets[0])
+		}
+		return &AllowlistError{Object: p.Object, Capability: d.Tickets[0], Ask: ask}
 	}
 	for i := range p.Changes {
 		ch := &p.Changes[i]

@@ -29,3 +29,8 @@ func (p *Provider) Dialect() core.Dialect { return p.driver.Dialect() }
 
 // Driver returns the Tencent driver; TKE always has one.
 func (p *Provider) Driver() (core.Driver, bool) { return p.driver, true }
+
+var _ core.Asker = (*Driver)(nil)
+
+// Ask is what to ask Tencent Cloud support for to be granted a capability (the package's Ask).
+func (d *Driver) Ask(c core.Capability) string { return Ask(c) }
