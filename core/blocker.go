@@ -9,8 +9,8 @@ import (
 // Terraform diagnostic shows and an Event carries, with Err for Go callers who branch with
 // errors.Is and errors.As.
 type Blocker struct {
-	// Kind is not-allowlisted, precondition, immutable, unsupported, invalid, conflict,
-	// retry-later or error: the error kinds of this package by name (KindName).
+	// Kind is not-allowlisted, unauthenticated, precondition, immutable, unsupported, invalid,
+	// conflict, retry-later or error: the error kinds of this package by name (KindName).
 	Kind string `json:"kind"`
 	// Code is the reason code of the rule that blocks, when one does.
 	Code Code `json:"code,omitempty"`
@@ -76,6 +76,7 @@ var errorKinds = []struct {
 	name string
 }{
 	{ErrNotAllowlisted, "not-allowlisted"},
+	{ErrUnauthenticated, "unauthenticated"},
 	{ErrPrecondition, "precondition"},
 	{ErrImmutable, "immutable"},
 	{ErrUnsupported, "unsupported"},

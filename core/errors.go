@@ -24,6 +24,9 @@ var (
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrConflict: someone else changed the object; re-read and retry.
 	ErrConflict = errors.New("conflict")
+	// ErrUnauthenticated: the cloud refused the credentials (a wrong key, a clock too far off,
+	// an expired token) or the permission for an action. The message says what to check.
+	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrRetryLater: an operation is still in progress; retry after a delay.
 	ErrRetryLater = errors.New("retry later")
 	// ErrNotExposed: the object is not a load-balancer exposure this dialect handles (a

@@ -290,7 +290,39 @@ type CLBError struct {
 	err            error
 }
 
-func (e *CLBError) Error() string { return "clb " + e.Action + " " + e.Target + ": " + e.msg }
+func (e *CLBError) Error() string {
+	s := "clb " + e.Action + " " + e.Target + ": " + e.msg
+	if hint := authHint(e.Code(), e.Action); hint != "" {
+		s += " (" + hint + ")"
+	}
+	return s
+}
+
+// Is makes a refusal of the credentials or of a CAM permission match core.ErrUnauthenticated.
+func (e *CLBError) Is(target error) bool {
+	return target == core.ErrUnauthenticated && authHint(e.Code(), e.Action) != ""
+}
+
+// authHint says what to check for the cloud's authentication and authorization codes (Tencent
+// Cloud API 3.0 common error codes: https://www.tencentcloud.com/document/api/214/30669), or
+// "" for any other code.
+func authHint(code, action string) string {
+	switch code {
+	case "AuthFailure.SecretIdNotFound", "AuthFailure.InvalidSecretId":
+		return "the SecretId is not known to Tencent Cloud: check the credential's SecretId"
+	case "AuthFailure.SignatureFailure":
+		return "the signature does not match: check the SecretKey that goes with the SecretId"
+	case "AuthFailure.SignatureExpire":
+		return "the request's timestamp is too far from Tencent Cloud's clock: check this machine's time"
+	case "AuthFailure.TokenFailure":
+		return "the temporary credential's token is invalid or expired: renew it"
+	case "AuthFailure.MFAFailure", "AuthFailure.InvalidAuthorization":
+		return "the Authorization header was refused: check the credentials and the region"
+	case "AuthFailure.UnauthorizedOperation":
+		return "the credentials lack the CAM permission for clb:" + action + ": grant it to the sub-account or role"
+	}
+	return ""
+}
 
 // Unwrap returns the SDK's error.
 func (e *CLBError) Unwrap() error { return e.err }

@@ -540,3 +540,44 @@ func TestDirectRefusalForgotten(t *testing.T) {
 		t.Error("SNAT not on")
 	}
 }
+
+// TestDirectAuthenticationErrors: credentials the cloud refuses reach the user as
+// core.ErrUnauthenticated naming what to check, before anything is written, and the error
+// never carries the secret.
+func TestDirectAuthenticationErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		id, key string
+		skew    time.Duration
+		want    string
+	}{
+		"wrong key":         {id: clbtest.DefaultSecretID, key: "not-the-key-0123456789", want: "check the SecretKey"},
+		"unknown id":        {id: "AKIDnobody0000000000", key: clbtest.DefaultSecretKey, want: "check the credential's SecretId"},
+		"expired timestamp": {id: clbtest.DefaultSecretID, key: clbtest.DefaultSecretKey, skew: 10 * time.Minute, want: "check this machine's time"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}}
+			if tc.skew != 0 {
+				clock := clbtest.NewManualClock(time.Now().Add(tc.skew))
+				opts.Now = clock.Now
+			}
+			cl := startCloud(t, opts)
+			cl.seedLB(t, lbID, "TCP/80")
+			client := sdkClient(t, cl.srv, tc.id, tc.key)
+			drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client}))
+			svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
+			_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
+			if !errors.Is(err, core.ErrUnauthenticated) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v: want core.ErrUnauthenticated saying %q", err, tc.want)
+			}
+			if core.KindName(err) != "unauthenticated" {
+				t.Errorf("kind %s", core.KindName(err))
+			}
+			if strings.Contains(err.Error(), tc.key) || strings.Contains(err.Error(), clbtest.DefaultSecretKey) {
+				t.Errorf("the error carries a secret: %v", err)
+			}
+			if w := cl.srv.Writes(); len(w) != 0 {
+				t.Errorf("wrote %v", w)
+			}
+		})
+	}
+}
