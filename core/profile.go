@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -63,12 +64,19 @@ type ClusterProfile struct {
 	Clients   string           `json:"clients,omitempty"`
 	Dataplane DataplaneProfile `json:"dataplane,omitempty"`
 
-	// policySet records which policy booleans a parsed document stated, so that Overlay can
-	// tell "allowTickets: false" from a document that does not mention it.
-	policySet policySet
+	// Stated lists the policy booleans a parsed document states ("allowTickets",
+	// "allowDisruptive"), so that Overlay can tell "allowTickets: false" from a document that
+	// does not mention it. ParseProfile fills it; it is not part of the document.
+	Stated []string `json:"-"`
 }
 
-type policySet struct{ allowTickets, allowDisruptive bool }
+func (p *ClusterProfile) states(key string) bool { return slices.Contains(p.Stated, key) }
+
+func (p *ClusterProfile) state(key string) {
+	if !p.states(key) {
+		p.Stated = append(p.Stated, key)
+	}
+}
 
 // Overlay writes what a later profile states over p: every field the later one sets, and the
 // policy's booleans when it states them (a later "allowTickets: false" turns an earlier true
@@ -94,13 +102,13 @@ func (p *ClusterProfile) Overlay(later *ClusterProfile) {
 	if later.Policy.Prefer != "" {
 		p.Policy.Prefer = later.Policy.Prefer
 	}
-	if later.policySet.allowTickets || later.Policy.AllowTickets {
+	if later.states("allowTickets") || later.Policy.AllowTickets {
 		p.Policy.AllowTickets = later.Policy.AllowTickets
-		p.policySet.allowTickets = true
+		p.state("allowTickets")
 	}
-	if later.policySet.allowDisruptive || later.Policy.AllowDisruptive {
+	if later.states("allowDisruptive") || later.Policy.AllowDisruptive {
 		p.Policy.AllowDisruptive = later.Policy.AllowDisruptive
-		p.policySet.allowDisruptive = true
+		p.state("allowDisruptive")
 	}
 	str(&p.Clients, later.Clients)
 	if later.Metadata != nil {
@@ -182,8 +190,11 @@ func ParseProfile(name string, data []byte) (*ClusterProfile, error) {
 		Policy map[string]json.RawMessage `json:"policy"`
 	}
 	if json.Unmarshal(js, &stated) == nil {
-		_, p.policySet.allowTickets = stated.Policy["allowTickets"]
-		_, p.policySet.allowDisruptive = stated.Policy["allowDisruptive"]
+		for _, k := range []string{"allowTickets", "allowDisruptive"} {
+			if _, ok := stated.Policy[k]; ok {
+				p.state(k)
+			}
+		}
 	}
 	return &p, nil
 }

@@ -152,7 +152,6 @@ type planning struct {
 	facts   ClusterFacts
 	prereqs []Prerequisite
 
-	ctx         context.Context
 	versionRead bool
 	objectsRead bool
 	err         error
@@ -171,7 +170,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	if !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Object: req.Result.Exposure.Object, Msg: "the VKE driver plans Services only"}
 	}
-	ps := &planning{d: d, req: req, in: svc, ctx: ctx,
+	ps := &planning{d: d, req: req, in: svc,
 		ref:  core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
 		key:  serviceKey(svc.Namespace, svc.Name),
 		plan: &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}}
@@ -248,12 +247,12 @@ func (ps *planning) kubernetes() Prerequisite {
 }
 
 // prerequisites returns all three, reading what the profile does not declare from the cluster.
-func (ps *planning) prerequisites() []Prerequisite {
+func (ps *planning) prerequisites(ctx context.Context) []Prerequisite {
 	ps.kubernetes()
 	if !ps.objectsRead {
 		ps.objectsRead = true
 		if ps.d.reads && ps.req.Reader != nil {
-			ps.facts.readObjects(ps.ctx, ps.req.Reader, ps.d.ccm)
+			ps.facts.readObjects(ctx, ps.req.Reader, ps.d.ccm)
 			ps.plan.Notes = append(ps.plan.Notes, ps.facts.Unreadable...)
 			ps.plan.Notes = append(ps.plan.Notes, ps.facts.Apply(&ps.profile)...)
 			ps.computePrerequisites()
@@ -280,8 +279,8 @@ func (ps *planning) fail(err error) {
 	}
 }
 
-func (ps *planning) allMet() bool {
-	for _, p := range ps.prerequisites() {
+func (ps *planning) allMet(ctx context.Context) bool {
+	for _, p := range ps.prerequisites(ctx) {
 		if p.Met != core.Yes {
 			return false
 		}
@@ -289,8 +288,8 @@ func (ps *planning) allMet() bool {
 	return true
 }
 
-func (ps *planning) anyUnmet() bool {
-	for _, p := range ps.prerequisites() {
+func (ps *planning) anyUnmet(ctx context.Context) bool {
+	for _, p := range ps.prerequisites(ctx) {
 		if p.Met == core.No {
 			return true
 		}
@@ -319,7 +318,7 @@ func (ps *planning) build(ctx context.Context) error {
 		if done, err := ps.alreadyReplaced(ctx, target); err != nil || done {
 			return err
 		}
-		ps.planCreate(target)
+		ps.planCreate(ctx, target)
 	default:
 		created := ps.lf.CreatedMode()
 		pending := false
@@ -328,14 +327,14 @@ func (ps *planning) build(ctx context.Context) error {
 			// prerequisite known met the controller would have honoured it at creation: the
 			// annotation came later, or the Service predates the prerequisites (assumption 5),
 			// and only a new Service helps. Otherwise the controller may be too old, or not done.
-			if ps.allMet() {
+			if ps.allMet(ctx) {
 				created = ps.lf.Status
 			} else {
 				created, pending = target, true
 			}
 		}
 		if created == target {
-			ps.planKeep(target, pending)
+			ps.planKeep(ctx, target, pending)
 		} else if err := ps.planReplace(ctx, created, target); err != nil {
 			return err
 		}
@@ -392,7 +391,7 @@ func liveFactsOf(u *unstructured.Unstructured) *ServiceFacts {
 }
 
 // planCreate: the Service does not exist; create it with the mode.
-func (ps *planning) planCreate(target core.Path) {
+func (ps *planning) planCreate(ctx context.Context, target core.Path) {
 	edits := []core.Edit{annotationEdit(AnnotationIPMode, string(target))}
 	sep := ps.separation(target, ps.in)
 	if sep.local {
@@ -407,15 +406,15 @@ func (ps *planning) planCreate(target core.Path) {
 		Create: true, CreateOnly: true, Template: createTemplate(ps.in), Edits: edits,
 		Field: "metadata.annotations[" + AnnotationIPMode + "]", To: string(target), Reason: RulePlanCreate.Because(msg)})
 	if target == core.PathProxy {
-		ps.requirePrerequisites()
+		ps.requirePrerequisites(ctx)
 	}
 	ps.addCheck(ps.key, target, nil)
 	sep.finish()
 }
 
 // planKeep: the Service exists with the target mode (or is waiting for the controller).
-func (ps *planning) planKeep(target core.Path, pending bool) {
-	if pending && ps.anyUnmet() {
+func (ps *planning) planKeep(ctx context.Context, target core.Path, pending bool) {
+	if pending && ps.anyUnmet(ctx) {
 		for i := range ps.prereqs {
 			if err := ps.prereqs[i].Err(ps.ref); err != nil && ps.prereqs[i].Met == core.No {
 				ps.blockers = append(ps.blockers, err)
@@ -477,7 +476,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 		// Created by an earlier run: only the user's step and the wait remain.
 		ps.plan.Notes = append(ps.plan.Notes, RulePlanReplace.Because("The replacement "+newKey.String()+" exists; what remains is for you to move clients and delete "+ps.key.String()+"."))
 	} else {
-		ps.planReplacement(base, old, newKey, created, target)
+		ps.planReplacement(ctx, base, old, newKey, created, target)
 	}
 	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Object: &ps.key,
 		Field: "clients, DNS records, then the Service itself", From: orUnset(strings.Join(ps.lf.Addresses, ", ")), To: "Service " + newKey.Namespace + "/" + name,
@@ -488,7 +487,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 }
 
 // planReplacement is the disruptive create of the new Service.
-func (ps *planning) planReplacement(base, old *corev1.Service, newKey core.ObjectKey, created, target core.Path) {
+func (ps *planning) planReplacement(ctx context.Context, base, old *corev1.Service, newKey core.ObjectKey, created, target core.Path) {
 	name := newKey.Name
 	tmpl, dropped := replacementTemplate(base)
 	edits := []core.Edit{annotationEdit(AnnotationIPMode, string(target)), annotationEdit(AnnotationReplaces, old.Name)}
@@ -501,7 +500,7 @@ func (ps *planning) planReplacement(base, old *corev1.Service, newKey core.Objec
 		Field: "metadata.annotations[" + AnnotationIPMode + "]", From: string(created), To: string(target),
 		Reason: RulePlanReplace.Because(ps.replacementCost(old, name, created, target, sep.local, dropped))})
 	if target == core.PathProxy {
-		ps.requirePrerequisites()
+		ps.requirePrerequisites(ctx)
 	}
 }
 
@@ -542,8 +541,8 @@ func moveSteps(old *corev1.Service, name string, target core.Path) string {
 }
 
 // requirePrerequisites blocks the plan for each ip-mode prerequisite not known to hold.
-func (ps *planning) requirePrerequisites() {
-	for _, p := range ps.prerequisites() {
+func (ps *planning) requirePrerequisites(ctx context.Context) {
+	for _, p := range ps.prerequisites(ctx) {
 		if err := p.Err(ps.ref); err != nil {
 			ps.blockers = append(ps.blockers, err)
 		}
