@@ -318,24 +318,8 @@ func (a *Assessment) bridgeNetfilterOff(e *Exposure) Assessment {
 		a.Path = PathVIP
 	}
 	a.Source = SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
-	pl := &e.Placement
-	if total := pl.TotalBackends(); total > 0 {
-		max := 0
-		for _, b := range pl.Backends {
-			if b.Count > max {
-				max = b.Count
-			}
-		}
-		a.WorstCase = P(float64(max) / float64(total))
-		if len(pl.ClientNodes) > 0 {
-			dmax := 0
-			for _, n := range pl.ClientNodes {
-				if c := pl.BackendsOn(n); c > dmax {
-					dmax = c
-				}
-			}
-			a.DeclaredClients = P(float64(dmax) / float64(total))
-		}
+	if worst, declared, ok := backendShare(&e.Placement); ok {
+		a.WorstCase, a.DeclaredClients = worst, declared
 	} else {
 		a.Reasons = append(a.Reasons, reasonPlacementUnknown)
 	}
@@ -371,6 +355,28 @@ func lbSource(e *Exposure) SourceAddress {
 	return s
 }
 
+// backendShare is the share of backends on the worst-placed node, and on the worst node of a
+// declared client (unknown without declared clients): the chance that a connection picked
+// among the backends lands on the client's own node. ok is false when no backend is known.
+func backendShare(pl *Placement) (worst, declared Probability, ok bool) {
+	total := pl.TotalBackends()
+	if total == 0 {
+		return Probability{}, Probability{}, false
+	}
+	most := 0
+	for _, b := range pl.Backends {
+		most = max(most, b.Count)
+	}
+	if len(pl.ClientNodes) > 0 {
+		dmax := 0
+		for _, n := range pl.ClientNodes {
+			dmax = max(dmax, pl.BackendsOn(n))
+		}
+		declared = P(float64(dmax) / float64(total))
+	}
+	return P(float64(most) / float64(total)), declared, true
+}
+
 // loopProbability computes the per-connection probability that the LB sends a connection to
 // the client's own node (DOMAIN.md §1). It reports separated when scheduling guarantees
 // that no client shares a node with a backend the LB can pick.
@@ -402,26 +408,12 @@ func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, s
 			a.Reasons = append(a.Reasons, reasonSeparated)
 			return P(0), P(0), true
 		}
-		total := pl.TotalBackends()
-		if total == 0 {
+		worst, declared, ok := backendShare(pl)
+		if !ok {
 			a.Reasons = append(a.Reasons, reasonPlacementUnknown)
 			return Probability{}, Probability{}, false
 		}
-		max := 0
-		for _, b := range pl.Backends {
-			if b.Count > max {
-				max = b.Count
-			}
-		}
-		worst = P(float64(max) / float64(total))
 		if len(pl.ClientNodes) > 0 {
-			dmax := 0
-			for _, n := range pl.ClientNodes {
-				if c := pl.BackendsOn(n); c > dmax {
-					dmax = c
-				}
-			}
-			declared = P(float64(dmax) / float64(total))
 			a.Reasons = append(a.Reasons, reasonDeclaredClients)
 		}
 		return worst, declared, false
