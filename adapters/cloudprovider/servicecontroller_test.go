@@ -35,7 +35,11 @@ type eventLog struct {
 	reasons []string
 }
 
-func (e *eventLog) add(reason string) { e.mu.Lock(); e.reasons = append(e.reasons, reason); e.mu.Unlock() }
+func (e *eventLog) add(reason string) {
+	e.mu.Lock()
+	e.reasons = append(e.reasons, reason)
+	e.mu.Unlock()
+}
 
 // startServiceController runs the upstream service controller, in-process, against a real
 // kube-apiserver, with the fake cloud wrapped by loopguard.
