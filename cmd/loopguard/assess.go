@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -578,23 +579,60 @@ func translationErrors(obj *manifest.Object, err error) []InputError {
 		out := make([]InputError, 0, len(inv.Errs))
 		for _, fe := range inv.Errs {
 			at := obj.Locate(fe.Field)
-			out = append(out, InputError{File: at.Name, Line: at.Line, Object: ref, Field: fe.Field, Message: fe.ErrorBody()})
+			e := *fe
+			if v, ok := e.BadValue.(string); ok {
+				e.BadValue = truncateValue(v)
+			}
+			out = append(out, InputError{File: at.Name, Line: at.Line, Object: ref, Field: fe.Field, Message: truncateMessage(e.ErrorBody())})
 		}
 		return out
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, ref+": ")
-	return []InputError{{File: obj.Source.Name, Line: obj.Source.Line, Object: ref, Message: msg}}
+	return []InputError{{File: obj.Source.Name, Line: obj.Source.Line, Object: ref, Message: truncateMessage(msg)}}
+}
+
+// Bounds on what an error message repeats of the input: a 300 KB annotation value echoed in
+// full buries the message (and a CI log) under it.
+const (
+	maxValueInMessage = 64
+	maxMessage        = 1024
+)
+
+// truncateValue shortens a value quoted in a message to its first bytes (on a character
+// boundary), saying how long it was.
+func truncateValue(v string) string {
+	if len(v) <= maxValueInMessage {
+		return v
+	}
+	cut := maxValueInMessage
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", v[:cut], len(v))
+}
+
+// truncateMessage bounds a whole message, for the messages that quote input loopguard did
+// not produce field by field (a parser's, a dialect's).
+func truncateMessage(m string) string {
+	if len(m) <= maxMessage {
+		return m
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (message cut at %d of %d bytes)", m[:cut], cut, len(m))
 }
 
 func (rep *Report) addErrors(errs []error) {
 	for _, err := range errs {
 		var me *manifest.Error
 		if errors.As(err, &me) {
-			rep.Errors = append(rep.Errors, InputError{File: me.Source.Name, Line: me.Source.Line, Object: me.Object, Field: me.Field, Message: me.Err.Error()})
+			rep.Errors = append(rep.Errors, InputError{File: me.Source.Name, Line: me.Source.Line, Object: me.Object, Field: me.Field, Message: truncateMessage(me.Err.Error())})
 			continue
 		}
-		rep.Errors = append(rep.Errors, InputError{Message: err.Error()})
+		rep.Errors = append(rep.Errors, InputError{Message: truncateMessage(err.Error())})
 	}
 }
 

@@ -213,6 +213,12 @@ func renderPlanTable(w io.Writer, rep *PlanReport) error {
 		fmt.Fprintln(w, "Offline: the inputs are taken as the cluster's state; 'loopguard apply' plans against the live cluster and writes.")
 	case rep.DryRun:
 		fmt.Fprintf(w, "Dry run: nothing written; %d object(s) have changes to write%s.\n", s.ToWrite, notDone)
+	case s.Written == 0 && notDone == "" && s.Planned == 0:
+		// Nothing was planned (an --object the cluster lacks, no exposure at all): "already
+		// in place" would claim a check that was never made.
+		fmt.Fprintln(w, "Nothing written: nothing was planned.")
+	case s.Written == 0 && notDone == "" && s.Errors > 0:
+		fmt.Fprintln(w, "Nothing written: every planned change is already in place; see the input errors.")
 	case s.Written == 0 && notDone == "":
 		fmt.Fprintln(w, "Nothing written: every change loopguard makes is already in place.")
 	case s.Written == 0:

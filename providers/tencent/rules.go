@@ -146,7 +146,7 @@ var (
 // Rules behind the offers.
 var (
 	RuleOfferPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback",
-		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features; the guide says the real client address can be obtained (kube-proxy masquerades it under externalTrafficPolicy Cluster, DOMAIN.md §7).",
+		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features. The guide says the real client address can be obtained; that holds with externalTrafficPolicy Local, while under Cluster kube-proxy masquerades intercepted traffic and the backend sees a node's address (the costs say which applies).",
 		Source:  srcSol1 + "; " + srcCompare}
 	RuleHealthCheckSource = core.Rule{Code: "tke-prevent-loopback-health-check-source",
 		Summary: "With prevent-loopback the CLB's health probes come from the 100.64.0.0/10 range instead of the VIP, automatically; anything that filters probes by source address must allow that range.",
