@@ -99,8 +99,18 @@ func mapKey(n *yaml3.Node, key string) int {
 	return -1
 }
 
-// itemLines returns the line of each item of a List document.
-func itemLines(doc []byte) []int {
+// itemLines returns the 1-based line, within doc, of each item of a List document, n items
+// expected. JSON and the block-style YAML kubectl prints are scanned line by line, in one pass;
+// anything else (flow style, a scan that finds another count) is parsed with a YAML library
+// that keeps positions. The scan matters: a List of 10,000 items located item by item from
+// the document's start took quadratic time.
+func itemLines(doc []byte, n int) []int {
+	if _, lines, ok := jsonItems(doc); ok && len(lines) == n {
+		return lines
+	}
+	if lines, ok := yamlItemLines(doc); ok && len(lines) == n {
+		return lines
+	}
 	var root yaml3.Node
 	if err := yaml3.Unmarshal(doc, &root); err != nil || len(root.Content) == 0 {
 		return nil
@@ -118,6 +128,127 @@ func itemLines(doc []byte) []int {
 		out = append(out, it.Line)
 	}
 	return out
+}
+
+// jsonItems finds the items of a JSON object's top-level "items" array: each as a slice of doc
+// (no copy) and the line it starts on. ok is false when doc is not such a JSON object.
+func jsonItems(doc []byte) ([][]byte, []int, bool) {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return nil, nil, false
+	}
+	line, counted := 1, 0
+	lineAt := func(pos int) int {
+		line += bytes.Count(doc[counted:pos], []byte("\n"))
+		counted = pos
+		return line
+	}
+	i++
+	for {
+		i = skipSpace(doc, i)
+		if i >= len(doc) {
+			return nil, nil, false
+		}
+		switch doc[i] {
+		case '}':
+			return nil, nil, false
+		case ',':
+			i++
+			continue
+		}
+		key, next, ok := plainString(doc, i)
+		if !ok {
+			return nil, nil, false
+		}
+		i = skipSpace(doc, next)
+		if i >= len(doc) || doc[i] != ':' {
+			return nil, nil, false
+		}
+		i = skipSpace(doc, i+1)
+		if string(key) != "items" {
+			if i = skipValue(doc, i); i < 0 {
+				return nil, nil, false
+			}
+			continue
+		}
+		if i >= len(doc) || doc[i] != '[' {
+			return nil, nil, false
+		}
+		var out []int
+		var items [][]byte
+		i++
+		for {
+			i = skipSpace(doc, i)
+			if i >= len(doc) {
+				return nil, nil, false
+			}
+			switch doc[i] {
+			case ']':
+				return items, out, true
+			case ',':
+				i++
+				continue
+			}
+			out = append(out, lineAt(i))
+			j := skipValue(doc, i)
+			if j < 0 {
+				return nil, nil, false
+			}
+			items = append(items, doc[i:j])
+			i = j
+		}
+	}
+}
+
+// yamlItemLines finds the items of a block-style top-level "items:" sequence by indentation:
+// an item starts at a line whose first character, at the sequence's column, is "-". Lines
+// inside an item are indented further, block scalars and continued flow scalars included.
+func yamlItemLines(doc []byte) ([]int, bool) {
+	var out []int
+	inItems, col := false, -1
+	line := 0
+	for off := 0; off < len(doc); {
+		line++
+		end := bytes.IndexByte(doc[off:], '\n')
+		next := len(doc)
+		if end >= 0 {
+			end += off
+			next = end + 1
+		} else {
+			end = len(doc)
+		}
+		l := bytes.TrimRight(doc[off:end], "\r")
+		off = next
+		content := bytes.TrimLeft(l, " ")
+		indent := len(l) - len(content)
+		if len(content) == 0 || content[0] == '#' {
+			continue
+		}
+		if !inItems {
+			if indent == 0 && bytes.HasPrefix(content, []byte("items:")) {
+				rest := bytes.TrimSpace(content[len("items:"):])
+				if len(rest) > 0 && rest[0] != '#' {
+					return nil, false // flow style or a scalar: not for this scan
+				}
+				inItems = true
+			}
+			continue
+		}
+		isItem := content[0] == '-' && (len(content) == 1 || content[1] == ' ')
+		if col < 0 {
+			if !isItem {
+				return nil, false
+			}
+			col = indent
+		}
+		switch {
+		case indent < col || (indent == col && !isItem):
+			return out, true
+		case indent == col:
+			out = append(out, line)
+		}
+	}
+	return out, inItems
 }
 
 // yamlLineRE finds "line N: " in a YAML parser's message; N counts from the document's start.

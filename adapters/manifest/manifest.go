@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -438,7 +439,22 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 	tm, ok := peekTypeMeta(js)
 	if !ok {
 		tm = typeMeta{}
-		if err := stdjson.Unmarshal(js, &tm); err != nil {
+		// A List's items are found by a scan that slices them out of js; decoding them
+		// here would copy the whole List once more.
+		items, _, scanned := jsonItems(js)
+		var err error
+		if scanned {
+			var lite typeMetaLite
+			err = stdjson.Unmarshal(js, &lite)
+			tm.APIVersion, tm.Kind, tm.Metadata = lite.APIVersion, lite.Kind, lite.Metadata
+			tm.Items = make([]stdjson.RawMessage, len(items))
+			for i, it := range items {
+				tm.Items[i] = it
+			}
+		} else {
+			err = stdjson.Unmarshal(js, &tm)
+		}
+		if err != nil {
 			res.errs = append(res.errs, typeMetaError(name, d, "", d.line, err))
 			return res
 		}
@@ -452,22 +468,33 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		res.errs = append(res.errs, errorAt(name, d, "", d.line, tm.Kind, "apiVersion", errors.New("missing apiVersion")))
 		return res
 	}
-	lines := itemLines(d.data)
-	for i, item := range tm.Items {
+	lines := itemLines(d.data, len(tm.Items))
+	last := lastLine(d.line, d.data)
+	parts := make([]result, len(tm.Items))
+	decodeItem := func(i int) {
+		item := tm.Items[i]
+		res := &parts[i]
 		line := d.line
 		if i < len(lines) {
-			line = fileLine(d.line, d.data, lines[i])
+			// fileLine, with the document's last line computed once, not once per item.
+			line = d.line + lines[i] - 1
+			if line > last && last >= d.line {
+				line = last
+			}
 		}
 		prefix := fmt.Sprintf("items[%d]", i)
 		if len(item) == 0 || item[0] != '{' {
 			res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Object: fmt.Sprintf("%s item %d", tm.Kind, i),
 				Err: fmt.Errorf("not a Kubernetes object: the item is %s", jsonKind(item))})
-			continue
+			return
 		}
-		var itm typeMeta
-		if err := stdjson.Unmarshal(item, &itm); err != nil {
-			res.errs = append(res.errs, typeMetaError(name, d, prefix, line, err))
-			continue
+		itm, ok := peekTypeMeta(item)
+		if !ok {
+			itm = typeMeta{}
+			if err := stdjson.Unmarshal(item, &itm); err != nil {
+				res.errs = append(res.errs, typeMetaError(name, d, prefix, line, err))
+				return
+			}
 		}
 		// kubectl prints typed lists (ServiceList) with kind and apiVersion on every item, but
 		// hand-written ones often leave them to the list.
@@ -480,8 +507,53 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		}
 		res.add(decodeObject(name, d, prefix, line, item, &itm))
 	}
+	forEach(len(tm.Items), decodeItem)
+	for i := range parts {
+		res.objects = append(res.objects, parts[i].objects...)
+		res.profiles = append(res.profiles, parts[i].profiles...)
+		res.errs = append(res.errs, parts[i].errs...)
+	}
 	sortErrors(res.errs)
 	return res
+}
+
+// typeMetaLite is typeMeta without the items, which a List's scan slices out instead.
+type typeMetaLite struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// forEach calls f for 0..n-1, on several goroutines when n is large: the items of one big
+// List (kubectl get -o yaml of a whole cluster) are as independent as the documents of a
+// multi-document file, and would otherwise be decoded on one core.
+func forEach(n int, f func(int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 512 || workers < 2 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // sortErrors orders one document's errors by line.

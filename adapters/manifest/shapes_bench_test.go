@@ -1,0 +1,211 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The input shapes users give loopguard, each holding the same cluster: N LoadBalancer
+// Services, one EndpointSlice each, and 50 Nodes. Issue 13: every shape reads in linear time
+// (100,000 Services within 11x of 10,000) and within 1.5x of multi-document YAML.
+
+const shapeNodes = 50
+
+// shapeObjects builds the cluster's objects as JSON, grouped by kind as kubectl prints them
+// (Services, then EndpointSlices, then Nodes).
+func shapeObjects(services int) [][]byte {
+	var out [][]byte
+	add := func(v any) {
+		js, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, js)
+	}
+	for i := 0; i < services; i++ {
+		add(map[string]any{"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": fmt.Sprintf("svc-%d", i), "namespace": fmt.Sprintf("ns-%d", i%20),
+				"annotations": map[string]any{"service.kubernetes.io/qcloud-loadbalancer-internal-subnetid": "subnet-abc"}},
+			"spec": map[string]any{"type": "LoadBalancer", "externalTrafficPolicy": "Local", "selector": map[string]any{"app": fmt.Sprintf("app-%d", i)},
+				"ports": []any{map[string]any{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}}}})
+	}
+	for i := 0; i < services; i++ {
+		add(map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+			"metadata": map[string]any{"name": fmt.Sprintf("svc-%d-abcde", i), "namespace": fmt.Sprintf("ns-%d", i%20),
+				"labels": map[string]any{"kubernetes.io/service-name": fmt.Sprintf("svc-%d", i)}},
+			"addressType": "IPv4", "ports": []any{map[string]any{"name": "http", "port": 8080, "protocol": "TCP"}},
+			"endpoints": []any{
+				map[string]any{"addresses": []any{fmt.Sprintf("10.0.%d.%d", i/250%250, i%250)}, "nodeName": fmt.Sprintf("node-%d", i%shapeNodes), "conditions": map[string]any{"ready": true}},
+				map[string]any{"addresses": []any{fmt.Sprintf("10.1.%d.%d", i/250%250, i%250)}, "nodeName": fmt.Sprintf("node-%d", (i+1)%shapeNodes), "conditions": map[string]any{"ready": true}},
+			}})
+	}
+	for i := 0; i < shapeNodes; i++ {
+		add(map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": fmt.Sprintf("node-%d", i),
+			"labels": map[string]any{"kubernetes.io/hostname": fmt.Sprintf("node-%d", i)}}})
+	}
+	return out
+}
+
+func toYAML(js []byte) []byte {
+	y, err := yaml.JSONToYAML(js)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+// shape is one way of writing the cluster: one or more files.
+type shape struct {
+	name  string
+	build func(objs [][]byte) []input
+}
+
+var shapes = []shape{
+	{"MultiDocYAML", func(objs [][]byte) []input {
+		var b bytes.Buffer
+		for _, o := range objs {
+			b.WriteString("---\n")
+			b.Write(toYAML(o))
+		}
+		return []input{{"cluster.yaml", b.Bytes()}}
+	}},
+	{"YAMLList", func(objs [][]byte) []input {
+		// kubectl get ... -o yaml: a List, items at the left margin.
+		var b bytes.Buffer
+		b.WriteString("apiVersion: v1\nitems:\n")
+		for _, o := range objs {
+			lines := strings.Split(strings.TrimRight(string(toYAML(o)), "\n"), "\n")
+			for i, l := range lines {
+				if i == 0 {
+					b.WriteString("- ")
+				} else {
+					b.WriteString("  ")
+				}
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+		return []input{{"list.yaml", b.Bytes()}}
+	}},
+	{"JSONList", func(objs [][]byte) []input {
+		// A compact List, as a script writes it.
+		var b bytes.Buffer
+		b.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+		for i, o := range objs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(o)
+		}
+		b.WriteString("]}\n")
+		return []input{{"list.json", b.Bytes()}}
+	}},
+	{"KubectlGetJSON", func(objs [][]byte) []input {
+		// kubectl get svc,endpointslices,nodes -A -o json: several kinds in one List,
+		// indented by four spaces.
+		var items []json.RawMessage
+		for _, o := range objs {
+			items = append(items, o)
+		}
+		js, err := json.MarshalIndent(map[string]any{"apiVersion": "v1", "items": items, "kind": "List",
+			"metadata": map[string]any{"resourceVersion": ""}}, "", "    ")
+		if err != nil {
+			panic(err)
+		}
+		return []input{{"kubectl.json", append(js, '\n')}}
+	}},
+	{"JSONObjectPerFile", func(objs [][]byte) []input {
+		ins := make([]input, len(objs))
+		for i, o := range objs {
+			var b bytes.Buffer
+			if err := json.Indent(&b, o, "", "  "); err != nil {
+				panic(err)
+			}
+			ins[i] = input{fmt.Sprintf("objects/%06d.json", i), b.Bytes()}
+		}
+		return ins
+	}},
+}
+
+var (
+	shapeMu    sync.Mutex
+	shapeCache = map[string][]input{}
+)
+
+func shapeInputs(s shape, services int) []input {
+	shapeMu.Lock()
+	defer shapeMu.Unlock()
+	key := fmt.Sprintf("%s/%d", s.name, services)
+	if in, ok := shapeCache[key]; ok {
+		return in
+	}
+	in := s.build(shapeObjects(services))
+	shapeCache[key] = in
+	return in
+}
+
+func benchmarkShape(b *testing.B, s shape, services int) {
+	in := shapeInputs(s, services)
+	var size int64
+	for _, i := range in {
+		size += int64(len(i.data))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var set Set
+		if errs, _ := set.decode(in, 0); len(errs) > 0 {
+			b.Fatal(errs[0])
+		}
+		if want := 2*services + shapeNodes; len(set.Objects) != want {
+			b.Fatalf("%d objects, want %d", len(set.Objects), want)
+		}
+	}
+}
+
+// BenchmarkShapes reads every input shape at 10,000 and 100,000 Services. Run it with
+// -benchmem; `make bench` does.
+func BenchmarkShapes(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		for _, s := range shapes {
+			b.Run(fmt.Sprintf("%s/%dk", s.name, n/1000), func(b *testing.B) { benchmarkShape(b, s, n) })
+		}
+	}
+}
+
+// TestShapesReadTheSameObjects keeps the benchmark honest: every shape holds the same objects,
+// each at its own line.
+func TestShapesReadTheSameObjects(t *testing.T) {
+	objs := shapeObjects(30)
+	var want []string
+	for _, s := range shapes {
+		var set Set
+		if errs, _ := set.decode(s.build(objs), 1); len(errs) > 0 {
+			t.Fatalf("%s: %v", s.name, errs)
+		}
+		var got []string
+		lines := map[string]bool{}
+		for _, o := range set.Objects {
+			got = append(got, o.Ref().String())
+			lines[o.Source.String()] = true
+		}
+		if s.name != "JSONList" && len(lines) != len(set.Objects) { // JSONList is one line
+			t.Errorf("%s: %d objects at %d distinct places", s.name, len(set.Objects), len(lines))
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s reads other objects than %s", s.name, shapes[0].name)
+		}
+	}
+}
