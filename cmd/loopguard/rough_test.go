@@ -233,3 +233,14 @@ func decodeReport(t *testing.T, out string) *Report {
 	}
 	return &rep
 }
+
+func TestExplain(t *testing.T) {
+	stdout, _, code := runCLI(t, "", "explain", "tke-offer-prevent-loopback")
+	if code != exitOK || !strings.Contains(stdout, "meaning: Intra-cluster forwarding") || !strings.Contains(stdout, "source: ") {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+	_, stderr, code := runCLI(t, "", "explain", "tke-offer-prevent-lopback")
+	if code != exitInput || !strings.Contains(stderr, "the nearest: tke-offer-prevent-loopback") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
