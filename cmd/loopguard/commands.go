@@ -90,7 +90,7 @@ decision and the plan that carries it out, computed by the cloud's driver:
     loopguard does not, you do), the field, its value now and the value it gets. The CLI
     never calls a cloud API: on TKE the service and ingress controllers carry what it writes
     to the CLB (a "cloud" change appears only in hosts that use the Tencent driver's direct
-    mode through the library; 'loopguard demo' shows one against an in-process CLB);
+    mode through the library);
   - the checks made after writing, and notes worth reading before applying;
   - what blocks the plan, by kind: not-allowlisted (the allowlist to ask the cloud's support
     for), precondition (a component too old, a fact unknown), immutable (the change needs a new
