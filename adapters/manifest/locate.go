@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,11 +132,18 @@ func itemLines(doc []byte, n int) []int {
 }
 
 // jsonItems finds the items of a JSON object's top-level "items" array: each as a slice of doc
-// (no copy) and the line it starts on. ok is false when doc is not such a JSON object.
+// (no copy) and the line it starts on, with the List's own apiVersion, kind and metadata. ok
+// is false when doc is not such a JSON object, or one this scan cannot read (escaped or
+// case-folded keys, a value that is not valid JSON): the caller then decodes it in full.
 func jsonItems(doc []byte) ([][]byte, []int, bool) {
+	items, lines, _, ok := scanJSONList(doc)
+	return items, lines, ok
+}
+
+func scanJSONList(doc []byte) (items [][]byte, lines []int, tm typeMeta, ok bool) {
 	i := skipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return nil, nil, false
+		return nil, nil, tm, false
 	}
 	line, counted := 1, 0
 	lineAt := func(pos int) int {
@@ -143,56 +151,86 @@ func jsonItems(doc []byte) ([][]byte, []int, bool) {
 		counted = pos
 		return line
 	}
+	found := false
 	i++
-	for {
+	for first := true; ; first = false {
 		i = skipSpace(doc, i)
 		if i >= len(doc) {
-			return nil, nil, false
+			return nil, nil, tm, false
 		}
-		switch doc[i] {
-		case '}':
-			return nil, nil, false
-		case ',':
-			i++
-			continue
+		if doc[i] == '}' {
+			if skipSpace(doc, i+1) != len(doc) {
+				return nil, nil, tm, false
+			}
+			return items, lines, tm, found
+		}
+		if !first {
+			if doc[i] != ',' {
+				return nil, nil, tm, false
+			}
+			i = skipSpace(doc, i+1)
 		}
 		key, next, ok := plainString(doc, i)
-		if !ok {
-			return nil, nil, false
+		if !ok || foldsTo(key, "apiVersion", "kind", "items", "metadata") {
+			return nil, nil, tm, false
 		}
 		i = skipSpace(doc, next)
 		if i >= len(doc) || doc[i] != ':' {
-			return nil, nil, false
+			return nil, nil, tm, false
 		}
 		i = skipSpace(doc, i+1)
 		if string(key) != "items" {
-			if i = skipValue(doc, i); i < 0 {
-				return nil, nil, false
+			j := skipValue(doc, i)
+			if j < 0 || !stdjson.Valid(doc[i:j]) {
+				return nil, nil, tm, false
 			}
+			switch string(key) {
+			case "apiVersion", "kind":
+				v, _, ok := plainString(doc, i)
+				if !ok {
+					return nil, nil, tm, false
+				}
+				if key[0] == 'a' {
+					tm.APIVersion = string(v)
+				} else {
+					tm.Kind = string(v)
+				}
+			case "metadata":
+				if doc[i] != '{' {
+					return nil, nil, tm, false
+				}
+				if _, ok := peekMetadata(doc, i, &tm); !ok {
+					return nil, nil, tm, false
+				}
+			}
+			i = j
 			continue
 		}
-		if i >= len(doc) || doc[i] != '[' {
-			return nil, nil, false
+		if found || i >= len(doc) || doc[i] != '[' {
+			return nil, nil, tm, false
 		}
-		var out []int
-		var items [][]byte
+		found = true
+		items = [][]byte{}
 		i++
-		for {
+		for firstItem := true; ; firstItem = false {
 			i = skipSpace(doc, i)
 			if i >= len(doc) {
-				return nil, nil, false
+				return nil, nil, tm, false
 			}
-			switch doc[i] {
-			case ']':
-				return items, out, true
-			case ',':
+			if doc[i] == ']' {
 				i++
-				continue
+				break
 			}
-			out = append(out, lineAt(i))
+			if !firstItem {
+				if doc[i] != ',' {
+					return nil, nil, tm, false
+				}
+				i = skipSpace(doc, i+1)
+			}
+			lines = append(lines, lineAt(i))
 			j := skipValue(doc, i)
 			if j < 0 {
-				return nil, nil, false
+				return nil, nil, tm, false
 			}
 			items = append(items, doc[i:j])
 			i = j

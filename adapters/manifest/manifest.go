@@ -426,6 +426,12 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		return res
 	}
 	src := Source{Name: name, Line: d.line}
+	if _, items, tm, ok := splitList(d.data, fp); ok {
+		if strings.HasSuffix(tm.Kind, "List") && decodeList(name, d, &tm, items, &res) {
+			sortErrors(res.errs)
+			return res
+		}
+	}
 	js, err := toJSON(d.data, fp)
 	if err != nil {
 		line, msg := yamlError(err.Error(), d.line, d.data)
@@ -531,10 +537,16 @@ type typeMetaLite struct {
 // List (kubectl get -o yaml of a whole cluster) are as independent as the documents of a
 // multi-document file, and would otherwise be decoded on one core.
 func forEach(n int, f func(int)) {
+	forEachWithParser(n, func(i int, _ *fastParser) { f(i) })
+}
+
+// forEachWithParser is forEach with a YAML parser's scratch buffers per goroutine.
+func forEachWithParser(n int, f func(int, *fastParser)) {
 	workers := runtime.GOMAXPROCS(0)
 	if n < 512 || workers < 2 {
+		var fp fastParser
 		for i := 0; i < n; i++ {
-			f(i)
+			f(i, &fp)
 		}
 		return
 	}
@@ -544,12 +556,13 @@ func forEach(n int, f func(int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var fp fastParser
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
-				f(i)
+				f(i, &fp)
 			}
 		}()
 	}

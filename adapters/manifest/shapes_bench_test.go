@@ -209,3 +209,41 @@ func TestShapesReadTheSameObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestListItemsAsDocuments: the fast List path places each item and each field error at its
+// file line, and falls back to reading the whole document when an item does not parse alone.
+func TestListItemsAsDocuments(t *testing.T) {
+	in := `# a dump
+apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: a, namespace: shop}
+  spec:
+    ports:
+    - port: 80
+      protocl: TCP
+- &svc
+  apiVersion: v1
+  kind: Service
+  metadata: {name: b, namespace: shop}
+kind: List
+metadata:
+  resourceVersion: ""
+`
+	var s Set
+	errs := s.Decode("list.yaml", []byte(in))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "list.yaml:10: Service shop/a: spec.ports[0].protocl: unknown field") {
+		t.Errorf("errors: %v", errs)
+	}
+	if len(s.Objects) != 1 || s.Objects[0].Source.Line != 11 || s.Objects[0].Ref().Name != "b" {
+		t.Errorf("objects: %+v", s.Objects)
+	}
+	// An alias to another item's anchor: only the whole document resolves it.
+	alias := strings.Replace(in, "kind: List", "- *svc\nkind: List", 1)
+	alias = strings.Replace(alias, "      protocl: TCP\n", "", 1)
+	var s2 Set
+	if errs := s2.Decode("alias.yaml", []byte(alias)); len(errs) != 0 || len(s2.Objects) != 3 {
+		t.Errorf("alias: %d objects, errors %v", len(s2.Objects), errs)
+	}
+}
