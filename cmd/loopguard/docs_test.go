@@ -222,10 +222,14 @@ func TestREADMEStartsWithTheTwoCommands(t *testing.T) {
 		t.Fatalf("README.md does not open with a code block")
 	}
 	block := readme[start : start+3+end]
-	for _, cmd := range []string{"go run ./cmd/loopguard assess -f examples/manifests", "make test"} {
+	for _, cmd := range []string{"go run ./cmd/loopguard demo", "go run ./cmd/loopguard assess -f examples/manifests", "make test"} {
 		if !strings.Contains(block, cmd) {
 			t.Errorf("README.md's first code block lacks %q", cmd)
 		}
+	}
+	// The demo comes first (issue 13): the whole job, with nothing to set up.
+	if first := strings.SplitN(strings.TrimPrefix(block, "```sh\n"), "\n", 2)[0]; !strings.HasPrefix(first, "go run ./cmd/loopguard demo") {
+		t.Errorf("README.md's first command is %q, want go run ./cmd/loopguard demo", first)
 	}
 	ci, err := os.ReadFile(".ci/run")
 	if err != nil {

@@ -40,7 +40,8 @@ ClusterProfile in docs/annotations.md.`,
 		return &usageError{err.Error() + "\nSee '" + c.CommandPath() + " --help'."}
 	})
 	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newScanCommand(stdout, stderr, &code),
-		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout), newExplainCommand(stdout, &code))
+		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout), newExplainCommand(stdout, &code),
+		newDemoCommand(stdout, stderr, &code))
 	return root, &code
 }
 
