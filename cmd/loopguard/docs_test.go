@@ -26,8 +26,9 @@ func renderReasons() string {
      Do not edit by hand: the test fails when this file and the code disagree. -->
 
 Every conclusion loopguard prints carries a reason: a stable **code**, a message about the
-object at hand, and the **source** the rule comes from (a seed document in
-` + "`../shared/seeds`" + `, a section of DOMAIN.md or TESTING.md, or a cloud's public document). This
+object at hand, and the **source** the rule comes from: a section of [sources.md](sources.md),
+which states the fact and its public origin, or a public document directly (an upstream
+source file, an issue, a cloud's documentation page). ` + "`loopguard explain CODE`" + ` prints one. This
 page is the one place that lists every code any package can emit, with the rule's summary.
 A code never changes meaning once released; new rules get new codes.
 

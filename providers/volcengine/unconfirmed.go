@@ -82,7 +82,7 @@ var (
 		Summary: "Proxy is requested but an ip-mode prerequisite is unmet, so the feature does not work as requested: loopguard assumes the default VIP stays in effect and nodes keep intercepting the CLB address (UNCONFIRMED beyond Kubernetes < v1.30; see providers/volcengine/unconfirmed.go).",
 		Source:  srcPrereqs + "; " + srcKEP}
 	RulePublicCLBKeepsSource = core.Rule{Code: "vke-public-clb-keeps-source",
-		Summary: "address-type PUBLIC (the default): seed 003 states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
+		Summary: "address-type PUBLIC (the default): docs/sources.md#vke-ip-mode states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
 		Source:  srcRestriction + "; " + srcVerification + " (curl to the CLB's public address)"}
 	RuleAddressPublic = core.Rule{Code: "vke-address-public",
 		Summary: "address-type PUBLIC, and the options say in-cluster clients reach public CLBs through a public address: the CLB never sees a client Pod's address.",
