@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= bin/loopguard
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-# Packages core must never reach, directly or not (DESIGN.md: core imports k8s.io/api,
+# Packages core must never reach, directly or not (core imports k8s.io/api,
 # apimachinery, go-hclog and the standard library only). cmd/loopguard's
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)

@@ -2,7 +2,7 @@
 // LoadBalancer Service or Ingress loop through the cloud load balancer, and what to do about
 // it, without depending on any one cloud.
 //
-// The package holds the portable model and the dataplane physics (see DESIGN.md, "The shape"):
+// The package holds the portable model and the dataplane physics (see docs/sources.md#design, "The shape"):
 //
 //	Kubernetes objects + cloud reads ──► facts
 //	facts ──(Dialect: translate a cloud's annotations)──► Exposure        (pure)

@@ -41,7 +41,7 @@ type Case struct {
 	Settle func(*Cluster)
 }
 
-// RunConformance runs the contract every core.Driver must keep (DESIGN.md "Interfaces" and
+// RunConformance runs the contract every core.Driver must keep (docs/sources.md#design "Interfaces" and
 // "Invariants"), once per case:
 //   - planning never writes, and planning twice gives the same plan;
 //   - every reason code in the decision and the plan is documented, in core.Rules() or the

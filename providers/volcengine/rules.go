@@ -3,7 +3,7 @@ package volcengine
 import "github.com/loopguard/loopguard/core"
 
 // Sources the VKE rules cite. Seed 003 is the Volcengine document on the LoadBalancer Service
-// IP mode (shared/seeds/003_71986ac8496ff3c8.txt); its sections are named as in the document.
+// IP mode (docs/sources.md#vke-ip-mode); its sections are named as in the document.
 const (
 	srcModes        = "docs/sources.md#vke-ip-mode §背景信息 (IP mode table: VIP / Proxy)"
 	srcPrereqs      = "docs/sources.md#vke-ip-mode §前提条件 (prerequisites)"
