@@ -29,7 +29,8 @@ func newExplainCommand(stdout io.Writer, code *int) *cobra.Command {
 					if string(r.Code) != want {
 						continue
 					}
-					fmt.Fprintf(stdout, "%s\n  meaning: %s\n  source:  %s\n  from:    %s (%s)\n  listed:  docs/reasons.md\n", r.Code, r.Summary, r.Source, g.Title, g.Package)
+					fmt.Fprintf(stdout, "%s\n  meaning: %s\n  source:  %s\n  to do:   %s\n  from:    %s (%s)\n  listed:  docs/reasons.md\n",
+						r.Code, r.Summary, r.Source, whatToDo(string(r.Code)), g.Title, g.Package)
 					return nil
 				}
 			}
@@ -50,4 +51,29 @@ func commandName() string {
 		return "kubectl " + strings.TrimPrefix(filepath.Base(os.Args[0]), "kubectl-")
 	}
 	return "loopguard"
+}
+
+// whatToDo says, by the kind of rule a code names, what a user does about it. The rule tables
+// hold what a rule means and where it comes from; what to do follows from what kind of rule
+// it is, which its code says (codes are stable: docs/reasons.md).
+func whatToDo(code string) string {
+	has := func(parts ...string) bool {
+		for _, p := range parts {
+			if strings.Contains(code, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("offer-"):
+		return "a remedy loopguard can carry out: 'loopguard plan' shows the concrete change for your object, 'loopguard apply' makes it (or lists what is left for you)"
+	case strings.HasPrefix(code, "decide-"):
+		return "how the decision was made: to change it, change the policy (--prefer, --allow-tickets, --allow-disruptive, or the ClusterProfile's policy)"
+	case has("-unknown", "undeclared", "unverified", "assumed", "pending", "without-"):
+		return "a fact is missing or not verified: declare it (a ClusterProfile field, a flag, or a loopguard.io annotation: docs/annotations.md) and assess again"
+	case has("too-old", "prereq", "needs-", "immutable", "refused", "conflict", "taken"):
+		return "a precondition of a remedy: upgrade the component, obtain the allowlist, or allow the change the message names, or let loopguard choose another remedy"
+	}
+	return "nothing by itself: it explains a verdict; if it is wrong for your cluster, the facts behind it can be declared (docs/annotations.md)"
 }

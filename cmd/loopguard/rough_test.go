@@ -236,7 +236,8 @@ func decodeReport(t *testing.T, out string) *Report {
 
 func TestExplain(t *testing.T) {
 	stdout, _, code := runCLI(t, "", "explain", "tke-offer-prevent-loopback")
-	if code != exitOK || !strings.Contains(stdout, "meaning: Intra-cluster forwarding") || !strings.Contains(stdout, "source: ") {
+	if code != exitOK || !strings.Contains(stdout, "meaning: Intra-cluster forwarding") || !strings.Contains(stdout, "source: ") ||
+		!strings.Contains(stdout, "to do:   a remedy loopguard can carry out") {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 	_, stderr, code := runCLI(t, "", "explain", "tke-offer-prevent-lopback")
