@@ -44,13 +44,14 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		}
 		rec = core.NewReconciler(memo, drv, opts...)
 	}
-	evaluateAll(newDialect, in.set, in.cluster, in.profile.Policy, rep, 0)
+	exps := exposures(in.set)
+	evaluateExposures(newDialect, exps, in.cluster, in.profile.Policy, rep, 0, rec != nil)
 	rep.finish()
 	out := &PlanReport{APIVersion: ReportAPIVersion, Kind: kind, Mode: mode, Plans: make([]ObjectPlan, 0, len(rep.Results)),
 		Skipped: rep.Skipped, Errors: rep.Errors, Cluster: rep.Cluster}
 
 	objs := map[ObjectRef]k8sruntime.Object{}
-	for _, e := range exposures(in.set) {
+	for _, e := range exps {
 		objs[refOf(e.obj.Ref())] = e.obj.Object
 	}
 	plans := make([]*core.Plan, 0, len(rep.Results))
@@ -72,6 +73,10 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 			p, err = rec.Plan(ctx, objs[r.Object], in.cluster)
 			if err != nil {
 				op.Status, op.Error = StatusFailed, planErrorOf(err)
+				// The slim verdict has no decision; a failed plan still shows the one made.
+				if res, e := core.Evaluate(newDialect(), objs[r.Object], in.cluster, in.profile.Policy); e == nil {
+					op.Decision = decisionOf(&res.Decision)
+				}
 				p = nil
 				break
 			}
