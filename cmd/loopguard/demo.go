@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	volcclb "github.com/volcengine/volcengine-go-sdk/service/clb"
+	volcsdk "github.com/volcengine/volcengine-go-sdk/volcengine"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
@@ -26,6 +30,7 @@ import (
 	"github.com/loopguard/loopguard/providers/tencent"
 	"github.com/loopguard/loopguard/providers/tencent/clbtest"
 	"github.com/loopguard/loopguard/providers/volcengine"
+	vclbtest "github.com/loopguard/loopguard/providers/volcengine/clbtest"
 )
 
 // demoFiles are copies of examples/manifests (tke) and examples/volcengine (vke); a test keeps
@@ -47,15 +52,16 @@ func newDemoCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 		Short: "Run the whole job on the built-in examples: no cluster, no cloud, no credentials",
 		Long: `demo runs what scan and apply do, on the built-in example clusters, with no cluster, no cloud
 and no credentials: an in-memory cluster made from the example manifests (the TKE example of
-examples/manifests, the VKE example of examples/volcengine) and an in-process Tencent CLB API
-server. It assesses, plans and applies through the same Reconciler and drivers as apply, then
+examples/manifests, the VKE example of examples/volcengine) and the in-process Tencent and
+Volcengine CLB API servers, which the official SDK clients talk to. It assesses, plans and applies through the same Reconciler and drivers as apply, then
 re-assesses and shows what changed in the "cluster" and on the "cloud":
 
   1. TKE, as 'loopguard apply' does it: annotations written to the in-memory cluster;
   2. TKE, as a host that owns the CLB does it (the Tencent driver's direct mode, which the CLI
      never uses against a real cloud): listener SNAT turned on through the CLB API of the
      in-process server with the official SDK client, and read back;
-  3. VKE: what can be fixed, and why the rest cannot be without a new Service.
+  3. VKE: the CLBs' facts read through the Volcengine API (address type, PROXY protocol),
+     then what can be fixed, and what is left for you and why.
 
 Progress goes to standard error, the report to standard output.
 
@@ -180,12 +186,16 @@ func demoOptions() *assessOptions {
 	return &assessOptions{output: "table", set: func(string) bool { return false }}
 }
 
-// verdicts assesses a set as assess does.
-func verdicts(set *manifest.Set) (*Report, *inputs, error) {
+// verdicts assesses a set as assess does; adjust, when set, changes the inputs first (the
+// dialect the cloud's reads feed).
+func verdicts(set *manifest.Set, adjust ...func(*inputs)) (*Report, *inputs, error) {
 	rep := newReport()
 	in, err := demoOptions().prepare(set, rep)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, a := range adjust {
+		a(in)
 	}
 	evaluateAll(in.entry.newDialect, in.set, in.cluster, in.profile.Policy, rep, 0)
 	rep.finish()
@@ -422,7 +432,45 @@ func (d *demo) vke(ctx context.Context) error {
 		dc.c.Put(u)
 	}
 	d.step("the in-memory cluster published each CLB's address and ip-mode in the Services' status, as VKE's cloud-controller-manager does")
-	before, in, err := verdicts(set)
+	live0, err := dc.read(ctx, set.Profiles)
+	if err != nil {
+		return err
+	}
+	// What the Volcengine API says about those CLBs (address type, PROXY protocol on the
+	// listeners), read with the official SDK from the in-process server, as a host would.
+	snap, calls, err := d.readVolcengineCLBs(ctx, live0)
+	if err != nil {
+		return err
+	}
+	useCLBs := func(in *inputs) {
+		in.entry.newDialect = func() core.Dialect { return volcengine.NewDialect(&volcengine.Options{CLBs: snap}) }
+		in.entry.newDriver = func(env driverEnv) (core.Driver, core.Dialect, error) {
+			drv, err := volcengine.NewDriver(&volcengine.DriverOptions{Dialect: &volcengine.Options{CLBs: snap}, ServerVersion: env.serverVersion})
+			if err != nil {
+				return nil, nil, err
+			}
+			return drv, drv.Dialect(), nil
+		}
+	}
+	fmt.Fprintln(d.out, "\n  Read from the cloud (the in-process Volcengine CLB API server):")
+	for _, c := range calls {
+		fmt.Fprintf(d.out, "    %s\n", c)
+	}
+	ids := make([]string, 0, len(snap))
+	for id := range snap {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	shown := map[string]bool{}
+	for _, id := range ids {
+		f := snap[id]
+		if shown[f.ID] { // the snapshot holds each CLB under its ID and its addresses
+			continue
+		}
+		shown[f.ID] = true
+		fmt.Fprintf(d.out, "    CLB %s (%s): %s, PROXY protocol on the Service's listeners: %s\n", f.ID, strings.Join(f.Addresses, ", "), f.AddressType, f.ProxyProtocol)
+	}
+	before, in, err := verdicts(live0, useCLBs)
 	if err != nil {
 		return err
 	}
@@ -438,10 +486,67 @@ func (d *demo) vke(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	after, _, err := verdicts(live)
+	after, _, err := verdicts(live, useCLBs)
 	if err != nil {
 		return err
 	}
 	d.compare(before, after, prep)
 	return nil
+}
+
+// readVolcengineCLBs starts the in-process Volcengine CLB API server with one private CLB per
+// LoadBalancer Service, at the address its status shows, and reads them back with
+// volcengine.CLBReader over the official SDK client.
+func (d *demo) readVolcengineCLBs(ctx context.Context, set *manifest.Set) (volcengine.CLBSnapshot, []string, error) {
+	// The in-process server's own demo credential: nothing real is used or needed.
+	const keyID, secret = "AKLTdemo", "demo-secret"
+	srv, err := vclbtest.NewServer(&vclbtest.Options{Credentials: []vclbtest.Credential{{AccessKeyID: keyID, SecretAccessKey: secret}}})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer srv.Close()
+	var svcs []*corev1.Service
+	for i := range set.Objects {
+		svc, ok := set.Objects[i].Object.(*corev1.Service)
+		if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || len(svc.Status.LoadBalancer.Ingress) == 0 {
+			continue
+		}
+		var ls []vclbtest.Listener
+		for _, p := range svc.Spec.Ports {
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = string(corev1.ProtocolTCP) // the API server's default
+			}
+			ls = append(ls, vclbtest.Listener{Protocol: proto, Port: int64(p.Port), ProxyProtocolType: vclbtest.ProxyProtocolOff})
+		}
+		id := fmt.Sprintf("clb-demo-%s", svc.Name)
+		if _, err := srv.AddLoadBalancer(vclbtest.LoadBalancer{ID: id, Type: vclbtest.TypePrivate, EniAddress: svc.Status.LoadBalancer.Ingress[0].IP, Listeners: ls}); err != nil {
+			return nil, nil, err
+		}
+		svcs = append(svcs, svc)
+	}
+	d.step("started the in-process Volcengine CLB API server at %s with %d private CLB(s)", srv.Endpoint(), len(svcs))
+	sess, err := session.NewSession(volcsdk.NewConfig().
+		WithRegion(vclbtest.DefaultRegion).
+		WithCredentials(credentials.NewStaticCredentials(keyID, secret, "")).
+		WithEndpoint(srv.Endpoint()).WithDisableSSL(true).WithMaxRetries(0).
+		WithHTTPClient(srv.Client()))
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := volcengine.NewCLBReader(volcclb.New(sess), nil).Snapshot(ctx, svcs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var calls, actions []string
+	for _, c := range srv.Calls() {
+		params := map[string]string{}
+		for k, v := range c.Params {
+			params[k] = strings.Join(v, ",")
+		}
+		calls = append(calls, c.Action+" "+strings.Join(sortedParams(params), " "))
+		actions = append(actions, c.Action)
+	}
+	d.step("read the CLBs through the Volcengine API: %s", strings.Join(actions, ", "))
+	return snap, calls, nil
 }

@@ -24,8 +24,10 @@ func TestDemo(t *testing.T) {
 		"change: cloud clb lb-demo0001 listener lbl-demo0080 (TCP:80): SnatEnable false → true",
 		"ModifyListener ListenerId=lbl-demo0080 LoadBalancerId=lb-demo0001 SnatEnable=true",
 		"read back: listener lbl-demo0080 SnatEnable true; a second plan has 0 change(s)",
-		// 3: what cannot be fixed says why
-		"Service orders/ledger       at-risk    at-risk    blocked: precondition",
+		// 3: facts read from the Volcengine API; what loopguard cannot do says why
+		"DescribeLoadBalancers EniAddress=192.168.10.19",
+		"CLB clb-demo-ledger (192.168.10.19): PRIVATE, PROXY protocol on the Service's listeners: no",
+		"Service orders/ledger       at-risk    at-risk    user-action",
 		"Every exposure the demo could fix is safe afterwards",
 	} {
 		if !strings.Contains(stdout, want) {
