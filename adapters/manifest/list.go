@@ -66,6 +66,7 @@ func splitList(data []byte, fp *fastParser) (header []byte, items []listItem, tm
 		content := bytes.TrimLeft(l, " ")
 		indent := len(l) - len(content)
 		blankLine := len(content) == 0 || content[0] == '#'
+		wasDone := done
 		switch {
 		case done || (!inItems && !blankLine && !(indent == 0 && bytes.HasPrefix(content, []byte("items:")))):
 			head.Write(data[off:next])
@@ -97,6 +98,9 @@ func splitList(data []byte, fp *fastParser) (header []byte, items []listItem, tm
 				itemStart, itemLine = off, line
 			}
 		}
+		if (wasDone || done) && indent == 0 && bytes.HasPrefix(content, []byte("items:")) {
+			return nil, nil, tm, false // a second items key: the strict reader reports it
+		}
 		off = next
 	}
 	if !inItems {
@@ -116,9 +120,9 @@ func splitList(data []byte, fp *fastParser) (header []byte, items []listItem, tm
 }
 
 // decodeList decodes a List whose items splitList cut out. tm is the List's own type (from
-// the header). It returns false, having added nothing to res, when a YAML item does not parse
-// on its own (an alias to another item's anchor, say): the caller then reads the whole
-// document at once, which also reports a real syntax error best.
+// the header). It returns false, having added nothing to res, when an item does not parse on
+// its own (a YAML alias to another item's anchor, JSON that is only valid as YAML): the caller
+// then reads the whole document at once, which also reports a real syntax error best.
 func decodeList(name string, d document, tm *typeMeta, items []listItem, res *result) bool {
 	if tm.APIVersion == "" {
 		res.errs = append(res.errs, errorAt(name, d, "", d.line, tm.Kind, "apiVersion", errors.New("missing apiVersion")))
@@ -131,6 +135,12 @@ func decodeList(name string, d document, tm *typeMeta, items []listItem, res *re
 		part := &parts[i]
 		doc := document{data: it.data, line: d.line + it.line - 1}
 		js := it.data
+		if it.json && !stdjson.Valid(js) {
+			// Not JSON after all (a trailing comma, a comment): the whole document is read
+			// as YAML, as it was before Lists were cut into items.
+			yamlFailed.Store(true)
+			return
+		}
 		if !it.json {
 			var err error
 			if js, err = toJSON(it.data, fp); err != nil {

@@ -247,3 +247,39 @@ metadata:
 		t.Errorf("alias: %d objects, errors %v", len(s2.Objects), errs)
 	}
 }
+
+// Lists the item scan must not read differently from the whole-document reader.
+func TestListFallbacks(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		objects int
+		errs    []string
+	}{
+		"JSON valid only as YAML (a trailing comma)": {
+			in:      `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "x"},}]}`,
+			objects: 1,
+		},
+		"two items keys": {
+			in:   "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: a}\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: b}\n",
+			errs: []string{`key "items" already set`},
+		},
+		"a JSON List with a missing comma": {
+			in:   `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}} {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "b"}}]}`,
+			errs: []string{"not valid YAML"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var s Set
+			errs := s.Decode("l", []byte(tc.in))
+			if len(s.Objects) != tc.objects || len(errs) != len(tc.errs) {
+				t.Fatalf("%d objects, errors %v", len(s.Objects), errs)
+			}
+			for i, want := range tc.errs {
+				if !strings.Contains(errs[i].Error(), want) {
+					t.Errorf("error %q lacks %q", errs[i], want)
+				}
+			}
+		})
+	}
+}
