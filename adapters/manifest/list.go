@@ -135,12 +135,6 @@ func decodeList(name string, d document, tm *typeMeta, items []listItem, res *re
 		part := &parts[i]
 		doc := document{data: it.data, line: d.line + it.line - 1}
 		js := it.data
-		if it.json && !stdjson.Valid(js) {
-			// Not JSON after all (a trailing comma, a comment): the whole document is read
-			// as YAML, as it was before Lists were cut into items.
-			yamlFailed.Store(true)
-			return
-		}
 		if !it.json {
 			var err error
 			if js, err = toJSON(it.data, fp); err != nil {
@@ -158,6 +152,11 @@ func decodeList(name string, d document, tm *typeMeta, items []listItem, res *re
 		if !ok {
 			itm = typeMeta{}
 			if err := stdjson.Unmarshal(js, &itm); err != nil {
+				var se *stdjson.SyntaxError
+				if it.json && errors.As(err, &se) {
+					yamlFailed.Store(true) // as below: JSON only as YAML reads it
+					return
+				}
 				part.errs = append(part.errs, typeMetaError(name, doc, "", doc.line, err))
 				return
 			}
@@ -172,6 +171,12 @@ func decodeList(name string, d document, tm *typeMeta, items []listItem, res *re
 			js = withTypeMeta(js, itm.APIVersion, itm.Kind)
 		}
 		part.add(decodeObject(name, doc, "", doc.line, js, &itm))
+		if it.json && len(part.errs) > 0 && !stdjson.Valid(js) {
+			// Not JSON after all (a trailing comma, a comment): the whole document is read
+			// as YAML, as it was before Lists were cut into items. Checked only after an
+			// error: the decoder validates what it decodes.
+			yamlFailed.Store(true)
+		}
 	})
 	if yamlFailed.Load() {
 		return false
