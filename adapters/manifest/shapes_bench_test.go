@@ -283,3 +283,19 @@ func TestListFallbacks(t *testing.T) {
 		})
 	}
 }
+
+func TestSkipValueStrings(t *testing.T) {
+	for in, want := range map[string]int{
+		`"abc",`:      5,
+		`"a\"b",`:     6,
+		`"a\\",`:      5,
+		`"a\\\"b",`:   8,
+		`"unclosed`:   -1,
+		`"a\\\\"x"`:   7,
+		`{"k":"}"},1`: 9,
+	} {
+		if got := skipValue([]byte(in), 0); got != want {
+			t.Errorf("skipValue(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
