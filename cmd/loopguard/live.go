@@ -112,7 +112,7 @@ func noClusterMessage(explicit string) string {
 	looked = append(looked, "the in-cluster service account (not running in a Pod: KUBERNETES_SERVICE_HOST is not set)")
 	return "no cluster to talk to: loopguard looked for " + strings.Join(looked, ", ") +
 		".\nPoint it at a cluster with --kubeconfig PATH (and --context NAME), or KUBECONFIG=PATH; " +
-		"without a cluster, 'loopguard assess -f FOLDER' and 'loopguard plan -f FOLDER' read manifests."
+		"without a cluster, 'loopguard assess -f FOLDER' and 'loopguard plan -f FOLDER' read manifests, and 'loopguard demo' shows the whole job."
 }
 
 // gather reads the cluster into the same Set manifests are read into, each object located at
