@@ -5,18 +5,23 @@ GO      ?= go
 BIN     ?= bin/loopguard
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-# Packages core must never reach, directly or not (DESIGN.md: core imports k8s.io/api,
+# Packages core must never reach, directly or not (core imports k8s.io/api,
 # apimachinery, go-hclog and the standard library only). cmd/loopguard's
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
 .PHONY: test race build lint bench fuzz fuzz-short update help
 
-## test: run every package's tests (the README's test command); the dataplane agreement test
-## runs in directory mode so its "dataplane: N scenarios, N agree" summary shows in CI logs
+# test pipes go test -json through hack/testsummary; pipefail keeps go test's own exit status.
+SHELL := bash
+.SHELLFLAGS := -o pipefail -c
+
+## test: run every package's tests (the README's test command), printing what go test prints
+## plus one line counting the skipped tests and why; the dataplane agreement test prints its
+## "dataplane: N scenarios, N agree" summary
 test:
-	$(GO) test $$($(GO) list ./... | grep -v '/internal/dataplane$$')
-	cd internal/dataplane && $(GO) test   # directory mode: the summary is printed even on success
+	$(GO) build -o bin/testsummary ./hack/testsummary
+	$(GO) test -json $$($(GO) list ./... | grep -v '/internal/dataplane$$') ./internal/dataplane | bin/testsummary
 
 ## race: the CLI's and the manifest reader's tests under the race detector (needs cgo)
 race:

@@ -9,7 +9,7 @@ import (
 )
 
 // loopguard's own annotations. They declare facts no cloud annotation carries, and override a
-// dialect's guess where DOMAIN.md marks it UNCONFIRMED. Every dialect honours them.
+// dialect's guess where docs/sources.md marks it UNCONFIRMED. Every dialect honours them.
 const (
 	// AnnotationLBScope declares the LB private or public.
 	AnnotationLBScope = "loopguard.io/lb-scope"

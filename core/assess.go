@@ -93,7 +93,7 @@ func (p *Probability) UnmarshalJSON(b []byte) error {
 }
 
 // SourceKind is the address a backend sees as the source of an in-cluster connection
-// (DOMAIN.md §7).
+// (docs/sources.md#source-address).
 type SourceKind string
 
 const (
@@ -335,11 +335,11 @@ func interceptedSource(e *Exposure) SourceAddress {
 	case No:
 		return SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept}
 	}
-	// DOMAIN.md §7: the client Pod's address, unless the service proxy masquerades.
+	// docs/sources.md#source-address: the client Pod's address, unless the service proxy masquerades.
 	return SourceAddress{Kind: SourceUnknown}
 }
 
-// lbSource is DOMAIN.md §7 for traffic behind LB source NAT.
+// lbSource is docs/sources.md#source-address for traffic behind LB source NAT.
 func lbSource(e *Exposure) SourceAddress {
 	s := SourceAddress{Kind: SourceLB}
 	switch {
@@ -378,7 +378,7 @@ func backendShare(pl *Placement) (worst, declared Probability, ok bool) {
 }
 
 // loopProbability computes the per-connection probability that the LB sends a connection to
-// the client's own node (DOMAIN.md §1). It reports separated when scheduling guarantees
+// the client's own node (docs/sources.md#loopback). It reports separated when scheduling guarantees
 // that no client shares a node with a backend the LB can pick.
 func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, separated bool) {
 	pl := &e.Placement

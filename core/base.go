@@ -115,13 +115,13 @@ func IngressBinding(backends []*corev1.Service) Binding {
 var (
 	RuleOfferNodeSeparation = Rule{"offer-node-separation",
 		"Keep traffic on the LB without source NAT, and keep clients off every node that runs a backend: externalTrafficPolicy Local (or direct-to-Pod) plus required pod anti-affinity on kubernetes.io/hostname.",
-		"seed 003 (Proxy mode: client and server Pods must not share a node); DOMAIN.md §1"}
+		"docs/sources.md#vke-ip-mode (Proxy mode: client and server Pods must not share a node); docs/sources.md#loopback"}
 	RuleOfferDNSSteering = Rule{"offer-dns-steering",
 		"Make in-cluster clients use the Service name, or rewrite the name they use to the Service in CoreDNS (rewrite plugin); the LB is not used for them.",
-		"DOMAIN.md §2 (tke-guide docs/faq/clb-loopback.md)"}
+		"docs/sources.md#serving-paths (tke-guide docs/faq/clb-loopback.md)"}
 	RuleClientsUndeclared = Rule{"clients-undeclared",
 		"No in-cluster clients are declared (profile clients or the loopguard.io/clients annotation), so they cannot be kept apart from the backends.",
-		"DOMAIN.md §1"}
+		"docs/sources.md#loopback"}
 )
 
 // NodeSeparationOffer is the node-separation remedy for an exposure with the given backend

@@ -74,23 +74,23 @@ type Decision struct {
 // Rules behind decisions.
 var (
 	RuleDecideNoLoop = Rule{"decide-no-loop",
-		"No connection can loop; nothing to change.", "DESIGN.md (decision)"}
+		"No connection can loop; nothing to change.", "docs/sources.md#design (decision)"}
 	RuleDecideChosen = Rule{"decide-chosen",
-		"The highest-ranked remedy whose preconditions hold under the policy.", "DESIGN.md (decision); seeds 000/001 solutions 1-3"}
+		"The highest-ranked remedy whose preconditions hold under the policy.", "docs/sources.md#design (decision); docs/sources.md#tke-guide solutions 1-3"}
 	RuleDecideRanked = Rule{"decide-ranked-lower",
-		"Could be carried out, but the policy ranks another remedy higher.", "DESIGN.md (decision)"}
+		"Could be carried out, but the policy ranks another remedy higher.", "docs/sources.md#design (decision)"}
 	RuleDecideUnmet = Rule{"decide-precondition-unmet",
-		"A precondition does not hold.", "DESIGN.md (decision)"}
+		"A precondition does not hold.", "docs/sources.md#design (decision)"}
 	RuleDecideTicket = Rule{"decide-needs-ticket",
-		"Needs an allowlist the account has not been granted; the policy avoids support tickets.", "seeds 000/001 solutions 2, 3"}
+		"Needs an allowlist the account has not been granted; the policy avoids support tickets.", "docs/sources.md#tke-guide solutions 2, 3"}
 	RuleDecideDisruptive = Rule{"decide-disruptive",
-		"Needs a new object (a new Service and LB address); the policy does not allow disruptive changes.", "seed 003 (ip-mode not modifiable)"}
+		"Needs a new object (a new Service and LB address); the policy does not allow disruptive changes.", "docs/sources.md#vke-ip-mode (ip-mode not modifiable)"}
 	RuleDecideL7NoIntercept = Rule{"decide-l7-no-intercept",
-		"Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "seeds 000/001 §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
+		"Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "docs/sources.md#tke-guide §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
 	RuleDecideTentative = Rule{"decide-tentative",
-		"The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "DESIGN.md (decision)"}
+		"The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "docs/sources.md#design (decision)"}
 	RuleDecideNothing = Rule{"decide-nothing-offered",
-		"No remedy offered for this object can be carried out under the policy.", "DESIGN.md (decision)"}
+		"No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
 )
 
 var (

@@ -20,7 +20,7 @@ func K(keys map[string]any) PathElem { return PathElem{Keys: keys} }
 
 // Edit sets one leaf of an unstructured object, creating the maps and keyed list elements on
 // its way. It never touches anything else, which is how loopguard keeps every field it does not
-// own: users put many other fields in TkeServiceConfigs and annotations (DOMAIN.md §3.4).
+// own: users put many other fields in TkeServiceConfigs and annotations (docs/sources.md#tkeserviceconfig).
 //
 // A Remove edit takes a value back: it deletes the leaf when it still holds Value, and leaves
 // any other value alone (someone else's since).

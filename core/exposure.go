@@ -59,7 +59,7 @@ func (l Layer) String() string {
 type Protocols uint8
 
 // Listener protocols. UDP matters apart from TCP because LB source NAT loses the client
-// address for UDP with no way to recover it (DOMAIN.md §7).
+// address for UDP with no way to recover it (docs/sources.md#source-address).
 const (
 	TCP Protocols = 1 << iota
 	UDP
@@ -105,7 +105,7 @@ func ParseProtocol(s string) (Protocols, error) {
 }
 
 // Binding says which addresses the load balancer sends connections to. It decides how often a
-// connection lands on the client's own node (DOMAIN.md §1, "Probability").
+// connection lands on the client's own node (docs/sources.md#loopback, "Probability").
 type Binding string
 
 const (
@@ -191,7 +191,7 @@ func (p *Placement) BackendsOn(node string) int {
 }
 
 // Exposure is one LoadBalancer Service or Ingress as the physics sees it: the model scenario of
-// DESIGN.md. Dialects fill it from annotations, versions and cloud reads; Assess reads it.
+// docs/sources.md#design. Dialects fill it from annotations, versions and cloud reads; Assess reads it.
 type Exposure struct {
 	Object   ObjectRef `json:"object"`
 	Provider string    `json:"provider"`

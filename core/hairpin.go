@@ -56,7 +56,7 @@ type HairpinAssessment struct {
 	Reasons []Reason      `json:"reasons"`
 }
 
-// AssessHairpin applies seed 002 and the measurements of TESTING.md §1 to a Pod calling its own
+// AssessHairpin applies seed 002 and the measurements of docs/sources.md#kernel-lab to a Pod calling its own
 // Service.
 func AssessHairpin(h *HairpinFacts) HairpinAssessment {
 	var out HairpinAssessment

@@ -303,7 +303,7 @@ func (p *ClusterProfile) HairpinFacts() *HairpinFacts {
 		}
 	case p.ProxyMode == ProxyModeIPTables || p.ProxyMode == ProxyModeIPVS || p.ProxyMode == ProxyModeNFTables:
 		// kube-proxy puts the self-masquerade rule first in every endpoint chain in all three
-		// modes (seed 002 §3, DOMAIN.md §6).
+		// modes (seed 002 §3, docs/sources.md#hairpin).
 		h.Dataplane = DataplaneKubeProxy
 		h.SelfMasquerade = Yes
 	}

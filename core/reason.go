@@ -30,14 +30,14 @@ func (r Rule) Reason() Reason { return Reason{Code: r.Code, Message: r.Summary, 
 
 // Sources cited by the core's rules.
 const (
-	srcSeedTKE     = "seeds 000/001 (TKE CLB loopback guide)"
-	srcSeedTKEL4   = "seeds 000/001 §3 layer-4 quick reference"
-	srcSeedTKEL7   = "seeds 000/001 §4 layer-7 quick reference"
-	srcSeedHairpin = "seed 002 (Pod to its own Service, Kubernetes 1.34 + Cilium 1.20)"
-	srcDomainProb  = "DOMAIN.md §1 (probability, derived from tke-guide docs/faq/clb-loopback.md)"
-	srcDomainSrc   = "DOMAIN.md §7 (what the backend sees as source address)"
-	srcDomainPaths = "DOMAIN.md §2 (the two serving paths)"
-	srcTestingLab  = "TESTING.md §1 (measured in network namespaces)"
+	srcSeedTKE     = "docs/sources.md#tke-guide (TKE CLB loopback guide)"
+	srcSeedTKEL4   = "docs/sources.md#tke-guide §3 layer-4 quick reference"
+	srcSeedTKEL7   = "docs/sources.md#tke-guide §4 layer-7 quick reference"
+	srcSeedHairpin = "docs/sources.md#hairpin (Pod to its own Service, Kubernetes 1.34 + Cilium 1.20)"
+	srcDomainProb  = "docs/sources.md#loopback (probability, derived from tke-guide docs/faq/clb-loopback.md)"
+	srcDomainSrc   = "docs/sources.md#source-address (what the backend sees as source address)"
+	srcDomainPaths = "docs/sources.md#serving-paths (the two serving paths)"
+	srcTestingLab  = "docs/sources.md#kernel-lab (measured in network namespaces)"
 )
 
 // The core's rules: physics that holds on every cloud.
@@ -61,7 +61,7 @@ var (
 	RuleSameNodeLoop = Rule{"same-node-loop",
 		"The LB keeps the client's source address; when it picks a backend on the client's own node, the reply is delivered straight to the client from the backend's address and the connection fails.", srcSeedTKE + "; " + srcTestingLab}
 	RuleNodeSeparated = Rule{"clients-separated",
-		"Scheduling keeps clients off every node that runs a backend, and the LB only sends to those nodes, so no connection can loop.", "seed 003 (VKE Proxy mode restriction); " + srcDomainProb}
+		"Scheduling keeps clients off every node that runs a backend, and the LB only sends to those nodes, so no connection can loop.", "docs/sources.md#vke-ip-mode (VKE Proxy mode restriction); " + srcDomainProb}
 	RuleClusterPolicy = Rule{"nodeport-cluster-any-node",
 		"With NodePort on every node and externalTrafficPolicy Cluster, any node can receive the connection: about 1/N per connection whatever the placement.", srcDomainProb}
 	RuleBackendShare = Rule{"backend-share",

@@ -19,7 +19,7 @@ const FieldManager = "loopguard"
 
 // Reconciler is the generic engine: it evaluates an object, asks the cloud's Driver for a plan,
 // validates the whole plan, writes it, and verifies by re-observing. Providers only talk to
-// their cloud; the Reconciler owns the lifecycle (DESIGN.md "Interfaces").
+// their cloud; the Reconciler owns the lifecycle (docs/sources.md#design "Interfaces").
 type Reconciler struct {
 	provider  Provider
 	dialect   Dialect

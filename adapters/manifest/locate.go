@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -99,8 +100,18 @@ func mapKey(n *yaml3.Node, key string) int {
 	return -1
 }
 
-// itemLines returns the line of each item of a List document.
-func itemLines(doc []byte) []int {
+// itemLines returns the 1-based line, within doc, of each item of a List document, n items
+// expected. JSON and the block-style YAML kubectl prints are scanned line by line, in one pass;
+// anything else (flow style, a scan that finds another count) is parsed with a YAML library
+// that keeps positions. The scan matters: a List of 10,000 items located item by item from
+// the document's start took quadratic time.
+func itemLines(doc []byte, n int) []int {
+	if _, lines, ok := jsonItems(doc); ok && len(lines) == n {
+		return lines
+	}
+	if lines, ok := yamlItemLines(doc); ok && len(lines) == n {
+		return lines
+	}
 	var root yaml3.Node
 	if err := yaml3.Unmarshal(doc, &root); err != nil || len(root.Content) == 0 {
 		return nil
@@ -118,6 +129,164 @@ func itemLines(doc []byte) []int {
 		out = append(out, it.Line)
 	}
 	return out
+}
+
+// jsonItems finds the items of a JSON object's top-level "items" array: each as a slice of doc
+// (no copy) and the line it starts on, with the List's own apiVersion, kind and metadata. ok
+// is false when doc is not such a JSON object, or one this scan cannot read (escaped or
+// case-folded keys, a value that is not valid JSON): the caller then decodes it in full.
+func jsonItems(doc []byte) ([][]byte, []int, bool) {
+	items, lines, _, ok := scanJSONList(doc)
+	return items, lines, ok
+}
+
+func scanJSONList(doc []byte) (items [][]byte, lines []int, tm typeMeta, ok bool) {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return nil, nil, tm, false
+	}
+	line, counted := 1, 0
+	lineAt := func(pos int) int {
+		line += bytes.Count(doc[counted:pos], []byte("\n"))
+		counted = pos
+		return line
+	}
+	found := false
+	i++
+	for first := true; ; first = false {
+		i = skipSpace(doc, i)
+		if i >= len(doc) {
+			return nil, nil, tm, false
+		}
+		if doc[i] == '}' {
+			if skipSpace(doc, i+1) != len(doc) {
+				return nil, nil, tm, false
+			}
+			return items, lines, tm, found
+		}
+		if !first {
+			if doc[i] != ',' {
+				return nil, nil, tm, false
+			}
+			i = skipSpace(doc, i+1)
+		}
+		key, next, ok := plainString(doc, i)
+		if !ok || foldsTo(key, "apiVersion", "kind", "items", "metadata") {
+			return nil, nil, tm, false
+		}
+		i = skipSpace(doc, next)
+		if i >= len(doc) || doc[i] != ':' {
+			return nil, nil, tm, false
+		}
+		i = skipSpace(doc, i+1)
+		if string(key) != "items" {
+			j := skipValue(doc, i)
+			if j < 0 || !stdjson.Valid(doc[i:j]) {
+				return nil, nil, tm, false
+			}
+			switch string(key) {
+			case "apiVersion", "kind":
+				v, _, ok := plainString(doc, i)
+				if !ok {
+					return nil, nil, tm, false
+				}
+				if key[0] == 'a' {
+					tm.APIVersion = string(v)
+				} else {
+					tm.Kind = string(v)
+				}
+			case "metadata":
+				if doc[i] != '{' {
+					return nil, nil, tm, false
+				}
+				if _, ok := peekMetadata(doc, i, &tm); !ok {
+					return nil, nil, tm, false
+				}
+			}
+			i = j
+			continue
+		}
+		if found || i >= len(doc) || doc[i] != '[' {
+			return nil, nil, tm, false
+		}
+		found = true
+		items = [][]byte{}
+		i++
+		for firstItem := true; ; firstItem = false {
+			i = skipSpace(doc, i)
+			if i >= len(doc) {
+				return nil, nil, tm, false
+			}
+			if doc[i] == ']' {
+				i++
+				break
+			}
+			if !firstItem {
+				if doc[i] != ',' {
+					return nil, nil, tm, false
+				}
+				i = skipSpace(doc, i+1)
+			}
+			lines = append(lines, lineAt(i))
+			j := skipValue(doc, i)
+			if j < 0 {
+				return nil, nil, tm, false
+			}
+			items = append(items, doc[i:j])
+			i = j
+		}
+	}
+}
+
+// yamlItemLines finds the items of a block-style top-level "items:" sequence by indentation:
+// an item starts at a line whose first character, at the sequence's column, is "-". Lines
+// inside an item are indented further, block scalars and continued flow scalars included.
+func yamlItemLines(doc []byte) ([]int, bool) {
+	var out []int
+	inItems, col := false, -1
+	line := 0
+	for off := 0; off < len(doc); {
+		line++
+		end := bytes.IndexByte(doc[off:], '\n')
+		next := len(doc)
+		if end >= 0 {
+			end += off
+			next = end + 1
+		} else {
+			end = len(doc)
+		}
+		l := bytes.TrimRight(doc[off:end], "\r")
+		off = next
+		content := bytes.TrimLeft(l, " ")
+		indent := len(l) - len(content)
+		if len(content) == 0 || content[0] == '#' {
+			continue
+		}
+		if !inItems {
+			if indent == 0 && bytes.HasPrefix(content, []byte("items:")) {
+				rest := bytes.TrimSpace(content[len("items:"):])
+				if len(rest) > 0 && rest[0] != '#' {
+					return nil, false // flow style or a scalar: not for this scan
+				}
+				inItems = true
+			}
+			continue
+		}
+		isItem := content[0] == '-' && (len(content) == 1 || content[1] == ' ')
+		if col < 0 {
+			if !isItem {
+				return nil, false
+			}
+			col = indent
+		}
+		switch {
+		case indent < col || (indent == col && !isItem):
+			return out, true
+		case indent == col:
+			out = append(out, line)
+		}
+	}
+	return out, inItems
 }
 
 // yamlLineRE finds "line N: " in a YAML parser's message; N counts from the document's start.

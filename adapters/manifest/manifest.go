@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -183,10 +184,17 @@ type input struct {
 // Read reads every path (files, folders recursively, "-" for standard input). It returns all
 // objects it could read, in input order, and one error per file it could not read and per
 // problem in a document; a bad document never stops the others from being read.
+//
+// A path that yields no document at all (an empty file or standard input, a folder with no
+// .yaml, .yml or .json file, or only empty ones) is an error too: a mistyped folder in CI
+// must not pass as "nothing at risk".
 func (r *Reader) Read(paths ...string) (*Set, []error) {
 	var inputs []input
 	var errs []error
-	for _, p := range paths {
+	// group[i] is the index in paths of the path input i came from.
+	var group []int
+	failed := make([]bool, len(paths))
+	for pi, p := range paths {
 		if p == "-" {
 			in := r.Stdin
 			if in == nil {
@@ -195,26 +203,57 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 			data, err := io.ReadAll(in)
 			if err != nil {
 				errs = append(errs, &Error{Source: Source{Name: "-"}, Err: err})
+				failed[pi] = true
 				continue
 			}
 			inputs = append(inputs, input{"-", data})
+			group = append(group, pi)
 			continue
 		}
 		files, err := expand(p)
 		if err != nil {
 			errs = append(errs, &Error{Source: Source{Name: p}, Err: err})
+			failed[pi] = true
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				errs = append(errs, &Error{Source: Source{Name: f}, Err: err})
+				failed[pi] = true
 				continue
 			}
 			inputs = append(inputs, input{f, data})
+			group = append(group, pi)
 		}
 	}
 	set := &Set{}
-	errs = append(errs, set.decode(inputs, r.Workers)...)
+	derrs, docs := set.decode(inputs, r.Workers)
+	errs = append(errs, derrs...)
+	perPath := make([]int, len(paths))
+	files := make([]int, len(paths))
+	for i, n := range docs {
+		perPath[group[i]] += n
+		files[group[i]]++
+	}
+	for pi, p := range paths {
+		if failed[pi] || perPath[pi] > 0 {
+			continue
+		}
+		var why string
+		switch {
+		case p == "-":
+			why = "no manifests: standard input is empty or holds only comments"
+		case files[pi] == 0:
+			why = "no manifests: the folder holds no .yaml, .yml or .json file"
+		default:
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				why = fmt.Sprintf("no manifests: the folder's %d file(s) are empty or hold only comments", files[pi])
+			} else {
+				why = "no manifests: the file is empty or holds only comments"
+			}
+		}
+		errs = append(errs, &Error{Source: Source{Name: p}, Err: errors.New(why)})
+	}
 	return set, errs
 }
 
@@ -252,7 +291,8 @@ func expand(p string) ([]string, error) {
 // Decode reads one file's contents (name is used in sources and errors) and adds its objects
 // to the set. It returns one error per problem in a document.
 func (s *Set) Decode(name string, data []byte) []error {
-	return s.decode([]input{{name, data}}, 0)
+	errs, _ := s.decode([]input{{name, data}}, 0)
+	return errs
 }
 
 type task struct {
@@ -268,12 +308,15 @@ type result struct {
 
 // decode splits every input into documents and decodes them on several goroutines; YAML
 // parsing dominates the cost of reading large inputs, and documents are independent. Results
-// are merged in input order, so the output does not depend on scheduling.
-func (s *Set) decode(inputs []input, workers int) []error {
+// are merged in input order, so the output does not depend on scheduling. It also returns
+// how many documents each input held.
+func (s *Set) decode(inputs []input, workers int) ([]error, []int) {
 	var tasks []task
-	for _, in := range inputs {
+	docs := make([]int, len(inputs))
+	for i, in := range inputs {
 		for _, d := range splitDocuments(in.name, in.data) {
 			tasks = append(tasks, task{in.name, d})
+			docs[i]++
 		}
 	}
 	results := make([]result, len(tasks))
@@ -329,7 +372,7 @@ func (s *Set) decode(inputs []input, workers int) []error {
 		s.Profiles = append(s.Profiles, results[i].profiles...)
 		errs = append(errs, results[i].errs...)
 	}
-	return errs
+	return errs, docs
 }
 
 // typeMeta is read first to route the document.
@@ -383,6 +426,12 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		return res
 	}
 	src := Source{Name: name, Line: d.line}
+	if _, items, tm, ok := splitList(d.data, fp); ok {
+		if strings.HasSuffix(tm.Kind, "List") && decodeList(name, d, &tm, items, &res) {
+			sortErrors(res.errs)
+			return res
+		}
+	}
 	js, err := toJSON(d.data, fp)
 	if err != nil {
 		line, msg := yamlError(err.Error(), d.line, d.data)
@@ -396,7 +445,22 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 	tm, ok := peekTypeMeta(js)
 	if !ok {
 		tm = typeMeta{}
-		if err := stdjson.Unmarshal(js, &tm); err != nil {
+		// A List's items are found by a scan that slices them out of js; decoding them
+		// here would copy the whole List once more.
+		items, _, scanned := jsonItems(js)
+		var err error
+		if scanned {
+			var lite typeMetaLite
+			err = stdjson.Unmarshal(js, &lite)
+			tm.APIVersion, tm.Kind, tm.Metadata = lite.APIVersion, lite.Kind, lite.Metadata
+			tm.Items = make([]stdjson.RawMessage, len(items))
+			for i, it := range items {
+				tm.Items[i] = it
+			}
+		} else {
+			err = stdjson.Unmarshal(js, &tm)
+		}
+		if err != nil {
 			res.errs = append(res.errs, typeMetaError(name, d, "", d.line, err))
 			return res
 		}
@@ -410,22 +474,33 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		res.errs = append(res.errs, errorAt(name, d, "", d.line, tm.Kind, "apiVersion", errors.New("missing apiVersion")))
 		return res
 	}
-	lines := itemLines(d.data)
-	for i, item := range tm.Items {
+	lines := itemLines(d.data, len(tm.Items))
+	last := lastLine(d.line, d.data)
+	parts := make([]result, len(tm.Items))
+	decodeItem := func(i int) {
+		item := tm.Items[i]
+		res := &parts[i]
 		line := d.line
 		if i < len(lines) {
-			line = fileLine(d.line, d.data, lines[i])
+			// fileLine, with the document's last line computed once, not once per item.
+			line = d.line + lines[i] - 1
+			if line > last && last >= d.line {
+				line = last
+			}
 		}
 		prefix := fmt.Sprintf("items[%d]", i)
 		if len(item) == 0 || item[0] != '{' {
 			res.errs = append(res.errs, &Error{Source: Source{Name: name, Line: line}, Object: fmt.Sprintf("%s item %d", tm.Kind, i),
 				Err: fmt.Errorf("not a Kubernetes object: the item is %s", jsonKind(item))})
-			continue
+			return
 		}
-		var itm typeMeta
-		if err := stdjson.Unmarshal(item, &itm); err != nil {
-			res.errs = append(res.errs, typeMetaError(name, d, prefix, line, err))
-			continue
+		itm, ok := peekTypeMeta(item)
+		if !ok {
+			itm = typeMeta{}
+			if err := stdjson.Unmarshal(item, &itm); err != nil {
+				res.errs = append(res.errs, typeMetaError(name, d, prefix, line, err))
+				return
+			}
 		}
 		// kubectl prints typed lists (ServiceList) with kind and apiVersion on every item, but
 		// hand-written ones often leave them to the list.
@@ -438,8 +513,60 @@ func decodeDocument(name string, d document, fp *fastParser) result {
 		}
 		res.add(decodeObject(name, d, prefix, line, item, &itm))
 	}
+	forEach(len(tm.Items), decodeItem)
+	for i := range parts {
+		res.objects = append(res.objects, parts[i].objects...)
+		res.profiles = append(res.profiles, parts[i].profiles...)
+		res.errs = append(res.errs, parts[i].errs...)
+	}
 	sortErrors(res.errs)
 	return res
+}
+
+// typeMetaLite is typeMeta without the items, which a List's scan slices out instead.
+type typeMetaLite struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// forEach calls f for 0..n-1, on several goroutines when n is large: the items of one big
+// List (kubectl get -o yaml of a whole cluster) are as independent as the documents of a
+// multi-document file, and would otherwise be decoded on one core.
+func forEach(n int, f func(int)) {
+	forEachWithParser(n, func(i int, _ *fastParser) { f(i) })
+}
+
+// forEachWithParser is forEach with a YAML parser's scratch buffers per goroutine.
+func forEachWithParser(n int, f func(int, *fastParser)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 512 || workers < 2 {
+		var fp fastParser
+		for i := 0; i < n; i++ {
+			f(i, &fp)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var fp fastParser
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i, &fp)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // sortErrors orders one document's errors by line.
@@ -503,7 +630,7 @@ func jsonKind(js []byte) string {
 func typeMetaError(name string, d document, prefix string, line int, err error) *Error {
 	var te *stdjson.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return errorAt(name, d, prefix, line, "", te.Field, fmt.Errorf("cannot use a %s here (want %s)", te.Value, goTypeName(te.Type.String())))
+		return errorAt(name, d, prefix, line, "", te.Field, fmt.Errorf("cannot use a %s here (want %s)", te.Value, goTypeName(typeName(te.Type))))
 	}
 	return &Error{Source: Source{Name: name, Line: line}, Err: fmt.Errorf("not a Kubernetes object: %v", err)}
 }
@@ -547,7 +674,10 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 	}
 	if !scheme.Recognizes(gvk) {
 		if _, known := knownGroups[gvk.Group]; known {
-			return fail("kind", fmt.Errorf("apiVersion %s has no kind %s", tm.APIVersion, tm.Kind))
+			return fail("kind", fmt.Errorf("apiVersion %s has no kind %s%s", tm.APIVersion, tm.Kind, didYouMean(tm.Kind, typedKinds(gv))))
+		}
+		if err := nearCustomKind(gvk); err != nil {
+			return fail("kind", err)
 		}
 		m := map[string]any{}
 		strictErrs, err := kjson.UnmarshalStrict(js, &m, kjson.DisallowDuplicateFields)
@@ -588,6 +718,15 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 	if len(strictErrs) > 0 {
 		return nil, nil, strictErrors(name, d, prefix, line, object, strictErrs)
 	}
+	if svc, ok := obj.(*corev1.Service); ok {
+		if errs := validateServicePorts(svc); len(errs) > 0 {
+			out := make([]error, len(errs))
+			for i, fe := range errs {
+				out[i] = errorAt(name, d, prefix, line, object, fe.Field, errors.New(fe.ErrorBody()))
+			}
+			return nil, nil, out
+		}
+	}
 	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" && !clusterScoped[gvk.Kind] {
 		m.SetNamespace(DefaultNamespace)
 	}
@@ -617,12 +756,21 @@ func strictErrors(name string, d document, prefix string, line int, object strin
 // typeError says what was wrong with a value in the words of the manifest, with a hint for
 // the usual mistake: an unquoted true, 1.2 or 0755 where Kubernetes wants a string.
 func typeError(te *stdjson.UnmarshalTypeError) error {
-	want := goTypeName(te.Type.String())
+	want := goTypeName(typeName(te.Type))
 	msg := fmt.Sprintf("cannot use a %s here (want %s)", te.Value, want)
 	if want == "a string" && (te.Value == "bool" || strings.HasPrefix(te.Value, "number")) {
 		msg += ": quote the value"
 	}
 	return errors.New(msg)
+}
+
+// typeName is a Go type's name for goTypeName: a named type of a basic kind (core.ProxyMode
+// is a string) by its kind.
+func typeName(t reflect.Type) string {
+	if t.Kind() <= reflect.Complex128 || t.Kind() == reflect.String {
+		return t.Kind().String()
+	}
+	return t.String()
 }
 
 func goTypeName(t string) string {
@@ -644,37 +792,109 @@ func goTypeName(t string) string {
 }
 
 // decodeProfile reads a ClusterProfile. core.ParseProfile decides what is valid; when it
-// refuses, a second, position-keeping pass finds the fields at fault. Field names are matched
-// case-sensitively, as Kubernetes does, so "ProxyMode:" is an unknown field, not proxyMode.
+// refuses, a second, position-keeping pass finds the fields at fault, every one of them: each
+// top-level field is decoded on its own, so a wrong type in one does not hide an unknown field
+// or an invalid value in another. Field names are matched case-sensitively, as Kubernetes
+// does, so "ProxyMode:" is an unknown field, not proxyMode.
 func decodeProfile(name string, d document, prefix string, line int, js []byte) (*core.ClusterProfile, []error) {
 	object := core.ProfileKind
 	p, perr := core.ParseProfile(Source{Name: name, Line: line}.String(), js)
-	var strict core.ClusterProfile
-	strictErrs, err := kjson.UnmarshalStrict(js, &strict)
+	if perr == nil {
+		return p, nil
+	}
 	var errs []error
-	switch {
-	case err != nil:
-		var te *stdjson.UnmarshalTypeError
-		if errors.As(err, &te) {
-			errs = append(errs, errorAt(name, d, prefix, line, object, te.Field, typeError(te)))
+	var fields map[string]stdjson.RawMessage
+	if err := stdjson.Unmarshal(js, &fields); err != nil {
+		errs = append(errs, &Error{Source: Source{Name: name, Line: line}, Object: object, Err: err})
+		return nil, errs
+	}
+	good := map[string]stdjson.RawMessage{}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		one, _ := stdjson.Marshal(map[string]stdjson.RawMessage{k: fields[k]})
+		var probe core.ClusterProfile
+		if _, err := kjson.UnmarshalStrict(one, &probe); err != nil {
+			var te *stdjson.UnmarshalTypeError
+			if errors.As(err, &te) {
+				errs = append(errs, errorAt(name, d, prefix, line, object, te.Field, typeError(te)))
+			} else {
+				errs = append(errs, errorAt(name, d, prefix, line, object, k, errors.New(strings.TrimPrefix(err.Error(), "json: "))))
+			}
+			continue
 		}
-	case len(strictErrs) > 0:
-		errs = strictErrors(name, d, prefix, line, object, strictErrs)
-	default:
+		good[k] = fields[k]
+	}
+	rest, _ := stdjson.Marshal(good)
+	var strict core.ClusterProfile
+	strictErrs, err := kjson.UnmarshalStrict(rest, &strict)
+	if err == nil {
+		errs = append(errs, strictErrors(name, d, prefix, line, object, strictErrs)...)
 		for _, fe := range strict.Validate() {
+			if _, given := fields[rootField(fe.Field)]; given && good[rootField(fe.Field)] == nil {
+				continue // its type error is reported already
+			}
 			errs = append(errs, errorAt(name, d, prefix, line, object, fe.Field, errors.New(fe.ErrorBody())))
 		}
 	}
-	if perr != nil && len(errs) == 0 {
+	// A duplicated key is lost in the map above; the strict decoder sees it in the original.
+	if dupErrs, err := kjson.UnmarshalStrict(js, &map[string]any{}); err == nil {
+		for _, e := range strictErrors(name, d, prefix, line, object, dupErrs) {
+			if strings.Contains(e.Error(), "duplicate field") {
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) == 0 {
 		// The core refused something the structured pass did not place.
 		msg := strings.TrimPrefix(perr.Error(), Source{Name: name, Line: line}.String()+": ")
 		msg = strings.TrimPrefix(msg, core.ErrInvalid.Error()+": ")
 		errs = append(errs, &Error{Source: Source{Name: name, Line: line}, Object: object, Err: errors.New(msg)})
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	sortErrors(errs)
+	return nil, errs
+}
+
+// rootField is the first element of a field path ("dataplane" of "dataplane.cni").
+func rootField(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
 	}
-	return p, nil
+	return path
+}
+
+// describeDocuments says what a file that should hold one profile holds: "no document", or
+// how many documents and of which kinds ("5 documents: 4 Service, 1 Node").
+func describeDocuments(docs []document) string {
+	if len(docs) == 0 {
+		return "no document (the file is empty or holds only comments)"
+	}
+	count := map[string]int{}
+	var order []string
+	for _, d := range docs {
+		kind := "unreadable"
+		if js, err := toJSON(d.data, nil); err == nil {
+			if tm, ok := peekTypeMeta(js); ok && tm.Kind != "" {
+				kind = tm.Kind
+			} else if err := stdjson.Unmarshal(js, &tm); err == nil && tm.Kind != "" {
+				kind = tm.Kind
+			} else {
+				kind = "without a kind"
+			}
+		}
+		if count[kind] == 0 {
+			order = append(order, kind)
+		}
+		count[kind]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%d %s", count[k], k)
+	}
+	return fmt.Sprintf("%d documents: %s", len(docs), strings.Join(parts, ", "))
 }
 
 // ReadProfile reads a file that holds one ClusterProfile document (the CLI's --profile).
@@ -683,7 +903,7 @@ func ReadProfile(name string, data []byte) (*Profile, []error) {
 	docs := splitDocuments(name, data)
 	if len(docs) != 1 {
 		return nil, []error{&Error{Source: Source{Name: name, Line: 1}, Object: core.ProfileKind,
-			Err: fmt.Errorf("want exactly one ClusterProfile document, found %d", len(docs))}}
+			Err: fmt.Errorf("want exactly one ClusterProfile document (apiVersion %s, kind %s), found %s", core.ProfileAPIVersion, core.ProfileKind, describeDocuments(docs))}}
 	}
 	d := docs[0]
 	if d.err != nil {

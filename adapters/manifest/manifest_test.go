@@ -116,7 +116,7 @@ metadata:
 		},
 		"unknown kind in a core group": {
 			in:   "apiVersion: v1\nkind: Sevice\nmetadata: {name: web}\n",
-			want: []problem{{2, "Sevice default/web", "kind", "apiVersion v1 has no kind Sevice"}},
+			want: []problem{{2, "Sevice default/web", "kind", "apiVersion v1 has no kind Sevice (did you mean Service?)"}},
 		},
 		"missing kind": {
 			in:   "apiVersion: v1\nmetadata: {name: web}\n",
@@ -352,8 +352,8 @@ func TestParallelDecodingKeepsInputOrder(t *testing.T) {
 	data := generate(300, 7)
 	data = append(data, "---\napiVersion: v1\nkind: Nope\nmetadata: {name: x}\n"...)
 	var one, many Set
-	e1 := one.decode([]input{{"g.yaml", data}}, 1)
-	e2 := many.decode([]input{{"g.yaml", data}}, 8)
+	e1, _ := one.decode([]input{{"g.yaml", data}}, 1)
+	e2, _ := many.decode([]input{{"g.yaml", data}}, 8)
 	if len(one.Objects) != 607 {
 		t.Fatalf("got %d objects", len(one.Objects))
 	}
@@ -372,7 +372,7 @@ func TestReadProfile(t *testing.T) {
 	}{
 		"valid":         {in: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nprovider: tencent\nallowlists: [clb-l4-snat]\n"},
 		"unknown field": {in: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\n\nproxymode: ipvs\n", want: []problem{{4, "ClusterProfile", "proxymode", "unknown field"}}},
-		"two documents": {in: "a: 1\n---\nb: 2\n", want: []problem{{1, "ClusterProfile", "", "want exactly one ClusterProfile document, found 2"}}},
+		"two documents": {in: "a: 1\n---\nb: 2\n", want: []problem{{1, "ClusterProfile", "", "want exactly one ClusterProfile document (apiVersion loopguard.io/v1alpha1, kind ClusterProfile), found 2 documents: 2 without a kind"}}},
 		"wrong kind":    {in: "apiVersion: loopguard.io/v1alpha1\nkind: Profile\n", want: []problem{{2, "ClusterProfile", "kind", `Unsupported value: "Profile": supported values: "ClusterProfile"`}}},
 		"bad version":   {in: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\nkubeProxyVersion: latest\n", want: []problem{{3, "ClusterProfile", "kubeProxyVersion", `Invalid value: "latest": not a version (want e.g. v1.30.2)`}}},
 	}

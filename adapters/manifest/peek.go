@@ -151,15 +151,23 @@ func skipValue(js []byte, i int) int {
 	}
 	switch js[i] {
 	case '"':
-		for j := i + 1; j < len(js); j++ {
-			switch js[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
+		// The next quote not escaped by an odd run of backslashes ends the string; finding
+		// quotes with IndexByte keeps a scan of a large List near memory speed.
+		for j := i + 1; ; {
+			k := bytes.IndexByte(js[j:], '"')
+			if k < 0 {
+				return -1
 			}
+			q := j + k
+			n := 0
+			for b := q - 1; b > i && js[b] == '\\'; b-- {
+				n++
+			}
+			if n%2 == 0 {
+				return q + 1
+			}
+			j = q + 1
 		}
-		return -1
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(js); j++ {

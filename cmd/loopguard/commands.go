@@ -86,13 +86,16 @@ func newPlanCommand(stdin io.Reader, stdout, stderr io.Writer, code *int) *cobra
 		Long: `plan reads manifests as assess does and prints, for every LoadBalancer Service and Ingress, the
 decision and the plan that carries it out, computed by the cloud's driver:
 
-  - each change, with who makes it (cluster: loopguard writes a Kubernetes object; cloud:
-    loopguard calls the cloud API; user: loopguard does not, you do), the field, its value now
-    and the value it gets;
+  - each change, with who makes it (cluster: loopguard writes a Kubernetes object; user:
+    loopguard does not, you do), the field, its value now and the value it gets. The CLI
+    never calls a cloud API: on TKE the service and ingress controllers carry what it writes
+    to the CLB (a "cloud" change appears only in hosts that use the Tencent driver's direct
+    mode through the library);
   - the checks made after writing, and notes worth reading before applying;
   - what blocks the plan, by kind: not-allowlisted (the allowlist to ask the cloud's support
     for), precondition (a component too old, a fact unknown), immutable (the change needs a new
-    object; --allow-disruptive), unsupported.
+    object; --allow-disruptive), unsupported, invalid (an object the driver cannot plan for as
+    it is written).
 
 The inputs are taken as the cluster's state: nothing is read from a cluster or written. 'loopguard
 apply' plans against the live cluster and writes. The plain Kubernetes dialect has no driver

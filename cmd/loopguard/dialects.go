@@ -13,7 +13,7 @@ import (
 )
 
 // dialectEntry is one cloud the CLI can use. Registration lives here, in the host, not
-// in the providers (STYLE.md: no package-level registries in libraries).
+// in the providers (no package-level registries in libraries).
 type dialectEntry struct {
 	name       string
 	newDialect func() core.Dialect

@@ -26,8 +26,9 @@ func renderReasons() string {
      Do not edit by hand: the test fails when this file and the code disagree. -->
 
 Every conclusion loopguard prints carries a reason: a stable **code**, a message about the
-object at hand, and the **source** the rule comes from (a seed document in
-` + "`../shared/seeds`" + `, a section of DOMAIN.md or TESTING.md, or a cloud's public document). This
+object at hand, and the **source** the rule comes from: a section of [sources.md](sources.md),
+which states the fact and its public origin, or a public document directly (an upstream
+source file, an issue, a cloud's documentation page). ` + "`loopguard explain CODE`" + ` prints one. This
 page is the one place that lists every code any package can emit, with the rule's summary.
 A code never changes meaning once released; new rules get new codes.
 
@@ -222,10 +223,14 @@ func TestREADMEStartsWithTheTwoCommands(t *testing.T) {
 		t.Fatalf("README.md does not open with a code block")
 	}
 	block := readme[start : start+3+end]
-	for _, cmd := range []string{"go run ./cmd/loopguard assess -f examples/manifests", "make test"} {
+	for _, cmd := range []string{"go run ./cmd/loopguard demo", "go run ./cmd/loopguard assess -f examples/manifests", "make test"} {
 		if !strings.Contains(block, cmd) {
 			t.Errorf("README.md's first code block lacks %q", cmd)
 		}
+	}
+	// The demo comes first (issue 13): the whole job, with nothing to set up.
+	if first := strings.SplitN(strings.TrimPrefix(block, "```sh\n"), "\n", 2)[0]; !strings.HasPrefix(first, "go run ./cmd/loopguard demo") {
+		t.Errorf("README.md's first command is %q, want go run ./cmd/loopguard demo", first)
 	}
 	ci, err := os.ReadFile(".ci/run")
 	if err != nil {

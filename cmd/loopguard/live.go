@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -61,6 +62,11 @@ func (l *liveOptions) connect(stderr io.Writer) (*rest.Config, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := cc.ClientConfig()
 	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			// client-go's own message ("try setting KUBERNETES_MASTER") names a variable
+			// loopguard does not read; say what was looked for instead.
+			return nil, "", usagef("%s", noClusterMessage(l.kubeconfig))
+		}
 		return nil, "", usagef("kubeconfig: %v", err)
 	}
 	where := l.context
@@ -86,6 +92,27 @@ func (l *liveOptions) connect(stderr io.Writer) (*rest.Config, string, error) {
 	// read, as kubectl prints them, and not klog's.
 	cfg.WarningHandler = rest.NewWarningWriter(stderr, rest.WarningWriterOptions{Deduplicate: true})
 	return cfg, where, nil
+}
+
+// noClusterMessage says where loopguard looked for a cluster, in client-go's order, and how
+// to point it at one.
+func noClusterMessage(explicit string) string {
+	var looked []string
+	if explicit != "" {
+		looked = append(looked, "--kubeconfig "+explicit+" (no cluster in it)")
+	} else {
+		looked = append(looked, "--kubeconfig (not given)")
+	}
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		// client-go reads ~/.kube/config only when $KUBECONFIG is unset.
+		looked = append(looked, "$KUBECONFIG="+env+" (no cluster in it or no such file; ~/.kube/config is not read when it is set)")
+	} else {
+		looked = append(looked, "$KUBECONFIG (not set)", clientcmd.RecommendedHomeFile+" (no cluster in it or no such file)")
+	}
+	looked = append(looked, "the in-cluster service account (not running in a Pod: KUBERNETES_SERVICE_HOST is not set)")
+	return "no cluster to talk to: loopguard looked for " + strings.Join(looked, ", ") +
+		".\nPoint it at a cluster with --kubeconfig PATH (and --context NAME), or KUBECONFIG=PATH; " +
+		"without a cluster, 'loopguard assess -f FOLDER' and 'loopguard plan -f FOLDER' read manifests, and 'loopguard demo' shows the whole job."
 }
 
 // gather reads the cluster into the same Set manifests are read into, each object located at

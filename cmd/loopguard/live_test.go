@@ -393,9 +393,13 @@ func TestScanAndApplyOnARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("an object that does not exist", func(t *testing.T) {
-		_, stderr, code := lc.run(t, "apply", "--object", "Service/"+ns+"/absent")
+		stdout, stderr, code := lc.run(t, "apply", "--object", "Service/"+ns+"/absent")
 		if code != exitInput || !strings.Contains(stderr, "Service "+ns+"/absent: no such object in the cluster") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		// Nothing was checked, so nothing may be claimed to be in place.
+		if strings.Contains(stdout, "already in place") || !strings.Contains(stdout, "Nothing written: nothing was planned.") {
+			t.Errorf("apply of a missing object says:\n%s", stdout)
 		}
 	})
 }

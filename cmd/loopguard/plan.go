@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -25,29 +26,36 @@ type planner struct {
 // input errors are the ones assess reports) and computes a plan for each. It never writes.
 func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*PlanReport, *core.Reconciler, []*core.Plan, error) {
 	in := pl.in
-	evaluateAll(in.entry.newDialect, in.set, in.cluster, in.profile.Policy, rep, 0)
-	rep.finish()
-	out := &PlanReport{APIVersion: ReportAPIVersion, Kind: kind, Mode: mode, Plans: []ObjectPlan{},
-		Skipped: rep.Skipped, Errors: rep.Errors, Cluster: rep.Cluster}
-
 	var rec *core.Reconciler
+	newDialect := in.entry.newDialect
 	if in.entry.newProvider != nil {
 		prov, err := in.entry.newProvider(pl.env)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%s driver: %w", in.entry.name, err)
 		}
+		// The verdicts and the plans see one translation per object: the Reconciler
+		// evaluates again what assess's evaluation just translated, and translating is most
+		// of an evaluation's cost.
+		drv, _ := prov.Driver()
+		memo := &memoDialect{Dialect: prov.Dialect()}
+		newDialect = func() core.Dialect { return memo }
 		opts := []core.ReconcilerOption{core.WithPolicy(in.profile.Policy)}
 		if pl.writer != nil {
 			opts = append(opts, core.WithClusterWriter(pl.writer))
 		}
-		rec = core.NewReconciler(prov, opts...)
+		rec = core.NewReconciler(core.NewProvider(memo, drv), opts...)
 	}
+	exps := exposures(in.set)
+	evaluateExposures(newDialect, exps, in.cluster, in.profile.Policy, rep, 0, rec != nil)
+	rep.finish()
+	out := &PlanReport{APIVersion: ReportAPIVersion, Kind: kind, Mode: mode, Plans: make([]ObjectPlan, 0, len(rep.Results)),
+		Skipped: rep.Skipped, Errors: rep.Errors, Cluster: rep.Cluster}
 
 	objs := map[ObjectRef]k8sruntime.Object{}
-	for _, e := range exposures(in.set) {
+	for _, e := range exps {
 		objs[refOf(e.obj.Ref())] = e.obj.Object
 	}
-	var plans []*core.Plan
+	plans := make([]*core.Plan, 0, len(rep.Results))
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if pl.selected != nil && !pl.selected(r.Object) {
@@ -66,6 +74,10 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 			p, err = rec.Plan(ctx, objs[r.Object], in.cluster)
 			if err != nil {
 				op.Status, op.Error = StatusFailed, planErrorOf(err)
+				// The slim verdict has no decision; a failed plan still shows the one made.
+				if res, e := core.Evaluate(newDialect(), objs[r.Object], in.cluster, in.profile.Policy); e == nil {
+					op.Decision = decisionOf(&res.Decision)
+				}
 				p = nil
 				break
 			}
@@ -113,4 +125,27 @@ func apply(ctx context.Context, rec *core.Reconciler, rep *PlanReport, plans []*
 			op.Status, op.Error = StatusFailed, planErrorOf(err)
 		}
 	}
+}
+
+// memoDialect remembers each object's translation for one command run: the objects and the
+// cluster do not change between assess's evaluation and the Reconciler's. It is safe for
+// concurrent use when the dialect it wraps is (every dialect here is).
+type memoDialect struct {
+	core.Dialect
+	seen sync.Map // k8sruntime.Object → memoEntry
+}
+
+type memoEntry struct {
+	t   *core.Translation
+	err error
+}
+
+func (m *memoDialect) Translate(obj k8sruntime.Object, c *core.Cluster) (*core.Translation, error) {
+	if e, ok := m.seen.Load(obj); ok {
+		me := e.(memoEntry)
+		return me.t, me.err
+	}
+	t, err := m.Dialect.Translate(obj, c)
+	m.seen.Store(obj, memoEntry{t, err})
+	return t, err
 }

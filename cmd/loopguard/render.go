@@ -75,6 +75,18 @@ func percent(p *float64) string {
 	return strconv.FormatFloat(*p*100, 'f', -1, 64) + "%"
 }
 
+// symptomColumn: with the risk unknown there is no symptom yet, only the one a loop would
+// have; saying it plainly keeps a row from reading as a diagnosis.
+func symptomColumn(r *Result) string {
+	if r.Risk == "unknown" && r.Symptom != "none" && r.Symptom != "" {
+		return "unknown (" + r.Symptom + " if it loops)"
+	}
+	if r.Risk == "unknown" {
+		return "unknown"
+	}
+	return r.Symptom
+}
+
 func loopColumn(r *Result) string {
 	s := percent(r.LoopProbability)
 	if r.DeclaredClientsLoopProbability != nil {
@@ -114,6 +126,8 @@ func remedyColumn(d *Decision) string {
 
 // commonNotes are the note codes every result carries (a cluster-wide remark, such as super
 // nodes not being behind the CLB): the table says them once, below, instead of on every row.
+// A code every result carries with a message of its own (VKE's verification names each
+// Service and its mode) is common too, but its message is printed per object.
 func commonNotes(rs []Result) map[string]bool {
 	if len(rs) < 2 {
 		return nil
@@ -137,6 +151,38 @@ func commonNotes(rs []Result) map[string]bool {
 	return out
 }
 
+// noteMessage is the first message of a result's note with this code.
+func noteMessage(r *Result, code string) string {
+	for _, n := range r.Notes {
+		if n.Code == code {
+			return n.Message
+		}
+	}
+	return ""
+}
+
+// writeCommonNotes says each common note once: in one line when every object's message is
+// the same, else one line per object, so that no object is told another's check.
+func writeCommonNotes(w io.Writer, rs []Result, common map[string]bool) {
+	for _, n := range rs[0].Notes {
+		if !common[n.Code] {
+			continue
+		}
+		same := true
+		for i := range rs {
+			same = same && noteMessage(&rs[i], n.Code) == n.Message
+		}
+		if same {
+			fmt.Fprintf(w, "Every object: %s: %s\n", n.Code, n.Message)
+			continue
+		}
+		fmt.Fprintf(w, "Every object: %s:\n", n.Code)
+		for i := range rs {
+			fmt.Fprintf(w, "  %s: %s\n", objectColumn(rs[i].Object), noteMessage(&rs[i], n.Code))
+		}
+	}
+}
+
 // notesColumn is a few words; the details are below the table and in -o json.
 func notesColumn(r *Result, common map[string]bool) string {
 	var parts []string
@@ -149,8 +195,11 @@ func notesColumn(r *Result, common map[string]bool) string {
 	if len(r.Decision.Tickets) > 0 {
 		parts = append(parts, "ticket: "+strings.Join(r.Decision.Tickets, ", "))
 	}
+	seen := map[string]bool{}
 	for _, n := range r.Notes {
-		if !common[n.Code] {
+		if !common[n.Code] && !seen[n.Code] {
+			// A code said once is enough: three earlier definitions are one duplicate note.
+			seen[n.Code] = true
 			parts = append(parts, n.Code)
 		}
 	}
@@ -176,17 +225,13 @@ func renderTable(w io.Writer, rep *Report) error {
 		fmt.Fprintln(tw, "OBJECT\tPROVIDER\tRISK\tSYMPTOM\tLOOPS PER CONNECTION\tBACKEND SEES\tREMEDY → PATH\tNOTES")
 		for i := range rep.Results {
 			r := &rep.Results[i]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", objectColumn(r.Object), r.Provider, r.Risk, r.Symptom,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", objectColumn(r.Object), r.Provider, r.Risk, symptomColumn(r),
 				loopColumn(r), sourceColumn(r), remedyColumn(&r.Decision), notesColumn(r, common))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for _, n := range rep.Results[0].Notes {
-			if common[n.Code] {
-				fmt.Fprintf(w, "Every object: %s: %s\n", n.Code, n.Message)
-			}
-		}
+		writeCommonNotes(w, rep.Results, common)
 		first := true
 		for i := range rep.Results {
 			r := &rep.Results[i]

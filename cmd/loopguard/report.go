@@ -77,7 +77,8 @@ type Result struct {
 	Risk string `json:"risk"`
 	// Missing names the facts an unknown risk needs.
 	Missing []string `json:"missing,omitempty"`
-	// Symptom is none, connection-failure, intermittent or delay (~4 s, layer 7).
+	// Symptom is none, connection-failure, intermittent or delay (~4 s, layer 7). With risk
+	// unknown it is the symptom a loop would have (the table prints it as such).
 	Symptom string `json:"symptom"`
 	// Path is the KEP-1860 path in-cluster traffic takes now: VIP, Proxy, or null when it
 	// does not apply or is not known.

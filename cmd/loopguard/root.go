@@ -28,6 +28,8 @@ Reason codes in the output are listed in docs/reasons.md; loopguard.io annotatio
 ClusterProfile in docs/annotations.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Help and usage name the command as it was run: "kubectl loopguard" as a plugin.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: commandName()},
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -38,7 +40,8 @@ ClusterProfile in docs/annotations.md.`,
 		return &usageError{err.Error() + "\nSee '" + c.CommandPath() + " --help'."}
 	})
 	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newScanCommand(stdout, stderr, &code),
-		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout))
+		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout), newExplainCommand(stdout, &code),
+		newDemoCommand(stdout, stderr, &code))
 	return root, &code
 }
 

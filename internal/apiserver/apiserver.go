@@ -129,7 +129,7 @@ func Launch(opts ...Option) (*Server, error) {
 	// its own. --advertise-address=127.0.0.1 is refused while the reconciler is on ("cannot use
 	// public IP 127.0.0.1 with endpoint reconciler") but accepted with it off, so both are set,
 	// on every host, so that servers behave the same with or without a route (measured in a
-	// network namespace with only lo; TESTING.md §2). The cost: nobody maintains the
+	// network namespace with only lo; docs/sources.md#api-server). The cost: nobody maintains the
 	// default/kubernetes Endpoints object, which no loopguard test reads.
 	args.Set("endpoint-reconciler-type", "none")
 	args.Set("advertise-address", "127.0.0.1")

@@ -2,7 +2,7 @@
 // kube-apiserver and etcd through controller-runtime's envtest from the binaries that
 // hack/envtest-assets.sh builds, and skips the test when they are absent.
 //
-// A mock that agrees with our own reading of the API proves little (TESTING.md), so questions
+// A mock that agrees with our own reading of the API proves little (docs/sources.md#how-it-is-tested), so questions
 // such as "does the server accept ipMode without ip" are answered by the server itself:
 //
 //	export KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"

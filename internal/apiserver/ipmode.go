@@ -98,7 +98,7 @@ func ingressField(i int, child string) string {
 }
 
 // IPModeCases is what kube-apiserver [IPModeServerVersion] answered to each shape of
-// status.loadBalancer.ingress that matters to ipMode (KEP-1860, DOMAIN.md §5). Every entry
+// status.loadBalancer.ingress that matters to ipMode (KEP-1860, docs/sources.md#kep-1860). Every entry
 // was observed, not derived; see [IPModeCase] for how to use it.
 var IPModeCases = []IPModeCase{
 	{

@@ -5,7 +5,7 @@
 // It builds a tiny Kubernetes-like cluster out of network namespaces, programs it the way the
 // LB, kube-proxy and the CNI would, runs a Go TCP server in the backend Pod and a Go client in
 // the client Pod, and reports what happened: connected or not, how long it took, and which
-// source address the backend saw (TESTING.md §1; the failure itself is DOMAIN.md §1, the two
+// source address the backend saw (docs/sources.md#kernel-lab; the failure itself is docs/sources.md#loopback, the two
 // serving paths §2, Pod-to-own-Service §6 and seed 002, source addresses §7).
 //
 // # Shape of a lab
@@ -28,9 +28,9 @@
 // Result says whether the exchange with the backend completed, the source address the
 // backend saw and whose it is (Origin: the client Pod, the LB, a node, a node's bridge), and,
 // for a failure, who answered the client's SYN in place of the address it dialed
-// (StrayReplies: the backend's own address is the loop of DOMAIN.md §1; none at all means the
+// (StrayReplies: the backend's own address is the loop of docs/sources.md#loopback; none at all means the
 // packet was dropped, as for the martian of §6). Outcomes and addresses only, never packet
-// counts, which depend on SYN retransmission timing (TESTING.md §1 pitfalls). The verdict
+// counts, which depend on SYN retransmission timing (docs/sources.md#kernel-lab pitfalls). The verdict
 // rests on packets captured at the client Pod, not on goroutine scheduling: on a starved
 // machine an exchange the kernel completed is repeated, never reported as a failure
 // (ErrStarved if it keeps happening).
@@ -56,7 +56,7 @@
 //
 // # Stand-ins
 //
-// This kernel has no IPVS and no dummy links (TESTING.md §1). InterceptIPVSStandIn binds the
+// This kernel has no IPVS and no dummy links (docs/sources.md#kernel-lab). InterceptIPVSStandIn binds the
 // VIP to a port-less bridge named kube-ipvs0 and runs a userspace TCP proxy in the node
 // namespace; it reproduces IPVS's "the VIP is local, so the packet never leaves the node", not
 // IPVS's exact source address. InterceptIPVS (real IPVS through ipvsadm) runs only where

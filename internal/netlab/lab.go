@@ -197,7 +197,7 @@ func (l *Lab) build(ctx context.Context) error {
 
 	// 2. Namespace-wide sysctls, before links exist so new interfaces inherit "default".
 	// rp_filter is written explicitly (0 = off, the kernel default in a new namespace), to
-	// keep the failure mechanism TESTING.md row 1 observed: the client gets a SYN-ACK from
+	// keep the failure mechanism docs/sources.md#how-it-is-tested row 1 observed: the client gets a SYN-ACK from
 	// backend:8080 and answers RST. With rp_filter=1 on the client's node the outcome is the
 	// same failure, but silent: the node drops the LB's packet, whose Pod source it routes via
 	// cni0, not eth0 (measured: no SYN-ACK reaches the client).
@@ -214,7 +214,7 @@ func (l *Lab) build(ctx context.Context) error {
 		if n.BridgeNetfilter {
 			nf = "1"
 		}
-		// Per namespace, 1 by default: always written (TESTING.md §1).
+		// Per namespace, 1 by default: always written (docs/sources.md#kernel-lab).
 		if err := writeSysctls(l.nodeNS[n.Name], slices.Concat(router, []sysctl{{"net.bridge.bridge-nf-call-iptables", nf}})); err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func (l *Lab) build(ctx context.Context) error {
 	}
 
 	// 4. Addresses, links up, then routes: a route via a veth that is not up yet fails
-	// ("Device for nexthop is not up", TESTING.md §1 pitfalls).
+	// ("Device for nexthop is not up", docs/sources.md#kernel-lab pitfalls).
 	if err := l.configureLB(ctx); err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func (l *Lab) configureLB(ctx context.Context) error {
 		sc.LB.VIP, sc.Service.Port, target)
 	if sc.LB.SourceNAT {
 		// Only what the LB forwarded for its VIP, to the address of the egress link: "LB
-		// address" in TESTING.md row 3.
+		// address" in docs/sources.md#how-it-is-tested row 3.
 		fmt.Fprintf(&r, "-A POSTROUTING -p tcp -m conntrack --ctstate DNAT --ctorigdst %s/32 --ctorigdstport %d -j MASQUERADE\n",
 			sc.LB.VIP, sc.Service.Port)
 	}
@@ -436,7 +436,7 @@ func (l *Lab) configureNode(ctx context.Context, n Node, pods []Pod, podVeth map
 			if p.Hairpin {
 				hp = "on"
 			}
-			// Same knob as `bridge link set dev X hairpin on` (TESTING.md §1).
+			// Same knob as `bridge link set dev X hairpin on` (docs/sources.md#kernel-lab).
 			fmt.Fprintf(&b, "link set dev %s type bridge_slave hairpin %s\n", podVeth[p.Name], hp)
 			fmt.Fprintf(&b, "link set %s up\n", podVeth[p.Name])
 		}
@@ -449,7 +449,7 @@ func (l *Lab) configureNode(ctx context.Context, n Node, pods []Pod, podVeth map
 	}
 	if n.Intercept == InterceptIPVSStandIn || n.Intercept == InterceptIPVS {
 		// kube-ipvs0 only holds addresses. A port-less bridge stands in for the dummy link
-		// kube-proxy uses (no dummy here, TESTING.md §1). Left down like kube-ipvs0: IPv4
+		// kube-proxy uses (no dummy here, docs/sources.md#kernel-lab). Left down like kube-ipvs0: IPv4
 		// local routes exist for addresses on a down link, so the VIP is still local.
 		fmt.Fprintf(&b, "link add kube-ipvs0 type bridge\n")
 		fmt.Fprintf(&b, "addr add %s/32 dev kube-ipvs0\n", sc.LB.VIP)
@@ -461,7 +461,7 @@ func (l *Lab) configureNode(ctx context.Context, n Node, pods []Pod, podVeth map
 		var s []sysctl
 		for _, p := range pods {
 			// proxy_delay=0: otherwise proxy ARP answers are delayed up to 0.8 s
-			// (TESTING.md §1 pitfalls).
+			// (docs/sources.md#kernel-lab pitfalls).
 			s = append(s,
 				sysctl{"net.ipv4.conf." + podVeth[p.Name] + ".proxy_arp", "1"},
 				sysctl{"net.ipv4.neigh." + podVeth[p.Name] + ".proxy_delay", "0"})
@@ -608,7 +608,7 @@ func (l *Lab) podNode(pod string) string {
 // real server. Under externalTrafficPolicy Local kube-proxy gives an external address only the
 // node-local endpoints, or every endpoint when the node has none (kubernetes#97081,
 // syncEndpoint in pkg/proxy/ipvs/proxier.go, v1.37): with one endpoint that is always it.
-// UNVERIFIED: written without an IPVS kernel to run it on (TESTING.md §1).
+// UNVERIFIED: written without an IPVS kernel to run it on (docs/sources.md#kernel-lab).
 func (l *Lab) programIPVS(ctx context.Context, n Node) error {
 	ns := l.nodeNS[n.Name]
 	// kube-proxy sets these so IPVS and netfilter conntrack cooperate on NAT.

@@ -18,7 +18,7 @@ const sandboxEnv = "LOOPGUARD_NETLAB_SANDBOX"
 
 // runDir is where network namespaces are pinned. It is the private tmpfs the sandbox mounts
 // on /run, so `ip netns`/`ip -n` and the iptables lock (/run/xtables.lock) work without root
-// and nothing lands in the host's /run (TESTING.md §1).
+// and nothing lands in the host's /run (docs/sources.md#kernel-lab).
 const runDir = "/run"
 
 // netnsDir is where `ip` looks up namespace names.
@@ -68,7 +68,7 @@ func Require(t testing.TB) {
 func Available() error { return sandboxErr }
 
 // IPVSAvailable reports why InterceptIPVS cannot run here, or nil. IPVS is missing on the
-// machine TESTING.md was measured on ("Can't initialize ipvs: Protocol not available"), so
+// machine docs/sources.md#how-it-is-tested was measured on ("Can't initialize ipvs: Protocol not available"), so
 // real-IPVS cases must skip rather than fail.
 func IPVSAvailable() error {
 	if sandboxErr != nil {
@@ -168,7 +168,7 @@ func sandboxCommand(self string, userns bool) *exec.Cmd {
 	}
 	if userns {
 		// Map the caller to root inside a new user namespace: enough for ip, iptables and
-		// conntrack in namespaces it owns (TESTING.md §1, `unshare -rnm`). setgroups must be
+		// conntrack in namespaces it owns (docs/sources.md#kernel-lab, `unshare -rnm`). setgroups must be
 		// denied before an unprivileged gid_map write.
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}

@@ -13,7 +13,7 @@ import (
 )
 
 // synAckWatch watches a client Pod's eth0 during one dial, with an AF_PACKET socket because
-// that works in a user namespace where tcpdump does not (TESTING.md §1). The kernel buffers
+// that works in a user namespace where tcpdump does not (docs/sources.md#kernel-lab). The kernel buffers
 // what it captures; drain reads it afterwards, so what it reports depends on the packets,
 // not on how promptly a goroutine was scheduled.
 type synAckWatch struct {
@@ -29,7 +29,7 @@ type packetEvidence struct {
 	answered bool
 	// stray: SYN-ACKs from any other address, the reply that short-circuited on the node with
 	// the backend's (or a NodePort's) address instead of the LB's; the client's kernel answers
-	// them with a RST (DOMAIN.md §1; TESTING.md §1 row 1). Addresses, never counts.
+	// them with a RST (docs/sources.md#loopback; docs/sources.md#kernel-lab row 1). Addresses, never counts.
 	stray []netip.AddrPort
 	// syns the client sent: a diagnostic for a lost first SYN, never asserted.
 	syns int

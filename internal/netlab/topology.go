@@ -12,7 +12,7 @@ import (
 // set each knob explicitly.
 type Scenario struct {
 	// Nodes are the cluster's nodes, each its own network namespace routed through the LB
-	// namespace (the LB namespace is also the VPC router, TESTING.md §1).
+	// namespace (the LB namespace is also the VPC router, docs/sources.md#kernel-lab).
 	Nodes []Node
 	// Pods are attached to their node by the node's PodNetwork.
 	Pods []Pod
@@ -22,13 +22,13 @@ type Scenario struct {
 	// LB is the cloud load balancer in front of Service.
 	LB LoadBalancer
 	// Client is the name of the Pod that opens the connection. For Pod-to-own-Service
-	// (DOMAIN.md §6) it equals Service.Endpoint.
+	// (docs/sources.md#hairpin) it equals Service.Endpoint.
 	Client string
 	// Dial says which address the client connects to.
 	Dial Destination
 	// Timeout bounds the whole exchange (connect + read the server's report). Zero means
 	// DefaultTimeout. Avoid exactly 1 s or 3 s: they land on a SYN retransmission
-	// (TESTING.md §1, pitfalls).
+	// (docs/sources.md#kernel-lab, pitfalls).
 	Timeout time.Duration
 }
 
@@ -44,14 +44,14 @@ type Node struct {
 	PodNetwork PodNetwork
 	// BridgeNetfilter is net.bridge.bridge-nf-call-iptables in this node's namespace. It is
 	// per namespace and 1 by default in the kernel, so the harness always writes it
-	// (TESTING.md §1). It only matters with PodNetworkBridge: with it on, iptables sees
-	// bridged frames (seed 002 and TESTING.md rows 5 and 9).
+	// (docs/sources.md#kernel-lab). It only matters with PodNetworkBridge: with it on, iptables sees
+	// bridged frames (seed 002 and docs/sources.md#how-it-is-tested rows 5 and 9).
 	BridgeNetfilter bool
 	// Intercept is what this node's service proxy does with the LB VIP (zero: InterceptNone,
 	// the packet is routed out to the LB).
 	Intercept Intercept
 	// SelfMasquerade is kube-proxy's first rule in every endpoint chain, "-s <endpoint> -j
-	// KUBE-MARK-MASQ" (seed 002 §3; DOMAIN.md §6). Real kube-proxy always programs it; turn it
+	// KUBE-MARK-MASQ" (seed 002 §3; docs/sources.md#hairpin). Real kube-proxy always programs it; turn it
 	// off only to show what it prevents.
 	SelfMasquerade bool
 }
@@ -78,13 +78,13 @@ func (p PodNetwork) String() string {
 	return fmt.Sprintf("PodNetwork(%d)", int(p))
 }
 
-// Intercept is what a node's service proxy does with traffic for the LB VIP (DOMAIN.md §2:
+// Intercept is what a node's service proxy does with traffic for the LB VIP (docs/sources.md#serving-paths:
 // "VIP" mode intercepts, "Proxy" mode does not).
 type Intercept int
 
 const (
 	// InterceptNone: no rule for the VIP; the node routes the packet to the LB (KEP-1860
-	// ipMode Proxy, or TKE IPVS mode without prevent-loopback, DOMAIN.md §3.1).
+	// ipMode Proxy, or TKE IPVS mode without prevent-loopback, docs/sources.md#tke-risk).
 	InterceptNone Intercept = iota
 	// InterceptIPTables: kube-proxy iptables mode, nat PREROUTING/OUTPUT DNAT of VIP:port to
 	// the endpoint before routing (the KUBE-EXT chain, with its masquerade rule under
@@ -92,7 +92,7 @@ const (
 	InterceptIPTables
 	// InterceptIPVSStandIn: the VIP is bound to a port-less bridge named kube-ipvs0 (dummy
 	// links are missing here) and a userspace TCP proxy in the node namespace forwards VIP:port
-	// to the endpoint. A stand-in for kube-proxy IPVS mode (TESTING.md §1): the backend sees
+	// to the endpoint. A stand-in for kube-proxy IPVS mode (docs/sources.md#kernel-lab): the backend sees
 	// the node address the proxy dials from, not what real IPVS would show.
 	InterceptIPVSStandIn
 	// InterceptProxyWithoutLocalVIP: the same userspace proxy listens on the Service port,
@@ -178,14 +178,14 @@ func (p TrafficPolicy) String() string {
 type LoadBalancer struct {
 	// VIP; zero means DefaultVIP.
 	VIP netip.Addr
-	// SourceNAT makes the LB MASQUERADE to its own address ("LB SNAT", DOMAIN.md §2, §3.2).
+	// SourceNAT makes the LB MASQUERADE to its own address ("LB SNAT", docs/sources.md#serving-paths, §3.2).
 	SourceNAT bool
 	// Backend is how the LB reaches the Service (zero: BackendDirectToPod, the topology of
-	// TESTING.md §1).
+	// docs/sources.md#kernel-lab).
 	Backend BackendBinding
 	// TargetNode is, for BackendNodePort, the node whose NodePort the LB sends this
 	// connection to. The LB's choice is forced so a test can say "lands on the client's
-	// node" or "another node" (DOMAIN.md §1: probability about 1/N per connection).
+	// node" or "another node" (docs/sources.md#loopback: probability about 1/N per connection).
 	TargetNode string
 }
 
@@ -194,7 +194,7 @@ type BackendBinding int
 
 const (
 	// BackendDirectToPod: the LB forwards to the Pod's address and TargetPort (VPC-CNI
-	// "direct access", DOMAIN.md §3.1 last row).
+	// "direct access", docs/sources.md#tke-risk last row).
 	BackendDirectToPod BackendBinding = iota
 	// BackendNodePort: the LB forwards to TargetNode's address and the NodePort; that node's
 	// kube-proxy DNATs to the endpoint.

@@ -21,14 +21,14 @@ type Result struct {
 	Connected bool
 	// Elapsed from the start of the dial to the server's report, or to the failure.
 	Elapsed time.Duration
-	// SourceSeen is the peer address the backend's server saw (DOMAIN.md §7); invalid when
+	// SourceSeen is the peer address the backend's server saw (docs/sources.md#source-address); invalid when
 	// not connected.
 	SourceSeen netip.Addr
 	// Source says who owns SourceSeen in this lab.
 	Source Origin
 	// StrayReplies are the addresses that answered the client's SYN in place of the address
-	// it dialed (the short-circuited reply of DOMAIN.md §1, answered by the client's kernel
-	// with a RST). Empty when the packets were dropped instead (e.g. as martian, DOMAIN.md
+	// it dialed (the short-circuited reply of docs/sources.md#loopback, answered by the client's kernel
+	// with a RST). Empty when the packets were dropped instead (e.g. as martian, docs/sources.md
 	// §6) or when nothing went wrong.
 	StrayReplies []netip.AddrPort
 	// InterceptedBy is the node whose userspace proxy (InterceptIPVSStandIn,
@@ -55,7 +55,7 @@ type OriginKind int
 
 const (
 	OriginUnknown OriginKind = iota
-	// OriginPod: a Pod's own address (for a client Pod: "client Pod" in TESTING.md §1).
+	// OriginPod: a Pod's own address (for a client Pod: "client Pod" in docs/sources.md#kernel-lab).
 	OriginPod
 	// OriginLB: the VIP or the LB's address on a link toward a node ("LB address").
 	OriginLB

@@ -10,7 +10,7 @@ import (
 	"github.com/loopguard/loopguard/core"
 )
 
-// Version gates of DOMAIN.md §5, in one place.
+// Version gates of docs/sources.md#kep-1860, in one place.
 var (
 	// kube-proxy honours ipMode Proxy from 1.30 (LoadBalancerIPMode beta, on by default).
 	kubeProxyHonoursProxy = version.MajorMinor(1, 30)
@@ -70,7 +70,7 @@ func (d *Dialect) dataplane(p *core.ClusterProfile) *dataplane {
 	return dp
 }
 
-// dataplaneOf applies DOMAIN.md §5 to the profile.
+// dataplaneOf applies docs/sources.md#kep-1860 to the profile.
 func dataplaneOf(p *core.ClusterProfile) dataplane {
 	d := dataplane{mode: p.ProxyMode}
 	switch p.ProxyMode {

@@ -5,7 +5,7 @@ import "github.com/loopguard/loopguard/core"
 // Sources cited by this dialect's rules. Each names the document or the exact code a rule
 // was read from, so a user can check it.
 const (
-	srcDomain5 = "DOMAIN.md §5 (upstream Kubernetes: KEP-1860, kube-proxy)"
+	srcDomain5 = "docs/sources.md#kep-1860 (upstream Kubernetes: KEP-1860, kube-proxy)"
 	srcKEP     = "KEP-1860 (kubernetes/enhancements keps/sig-network/1860-kube-proxy-IP-node-binding)"
 	srcGate    = "feature gate LoadBalancerIPMode: alpha 1.29 (off by default), beta 1.30 (on), GA 1.32, removed after 1.34 (kubernetes/website feature-gates/LoadBalancerIPMode.md)"
 	// Before the gate's removal, kube-proxy's IsVIPMode returned true whenever the gate was off
@@ -25,7 +25,7 @@ const (
 	srcAWS1160   = "kubernetes/cloud-provider-aws#1160 (internal NLB, instance targets: the CCM turns client-IP preservation on; clients on a backend's node fail)"
 	srcAWSTG     = "AWS Network Load Balancer guide, edit-target-group-attributes (client IP preservation: when off, the source is the NLB's private IP; always on for UDP); aws-load-balancer-controller guide/service/annotations"
 	srcOCINLB    = "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic (private NLB with is-preserve-source \"true\": no traffic where source and backend node are the same)"
-	srcIngress   = "DOMAIN.md §5 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
+	srcIngress   = "docs/sources.md#kep-1860 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
 	srcOverride  = "docs/annotations.md (loopguard.io annotations)"
 )
 
@@ -142,7 +142,7 @@ var (
 
 	RuleOfferInterceptVIP = core.Rule{Code: "k8s-offer-intercept-vip",
 		Summary: "Publish status.loadBalancer.ingress[].ipMode: VIP so every node intercepts the LB IP; only the owner of the status (the cloud-controller-manager, or a CCM fork) can do it.",
-		Source:  srcKEP + "; DESIGN.md (adapters/cloudprovider)"}
+		Source:  srcKEP + "; docs/sources.md#design (adapters/cloudprovider)"}
 	RuleVIPNeedsIP = core.Rule{Code: "k8s-vip-needs-ip",
 		Summary: "The load balancer publishes only hostnames: there is no IP for nodes to intercept.",
 		Source:  srcKubeProxy + " (entries without ip are skipped)"}

@@ -83,7 +83,7 @@ var scopeAnnotations = []ScopeAnnotation{
 	{Cloud: "Tencent Cloud", Key: "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid",
 		// Any subnet ID makes the CLB private.
 		Private: []string{"*"},
-		Source:  "kubernetes/website service.md (Internal load balancer, Tencent Cloud); DOMAIN.md §3.3 (Tencent doc 457/51258)"},
+		Source:  "kubernetes/website service.md (Internal load balancer, Tencent Cloud); docs/sources.md#tke-annotations (Tencent doc 457/51258)"},
 	{Cloud: "Alibaba Cloud", Key: "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type",
 		// The NLB model compares with strings.EqualFold; the CLB model's constants are lower case.
 		Private: []string{"intranet"}, Public: []string{"internet"}, FoldCase: true,
@@ -97,7 +97,7 @@ var scopeAnnotations = []ScopeAnnotation{
 		Source:  "hetznercloud/hcloud-cloud-controller-manager internal/annotation/load_balancer.go LBDisablePublicNetwork (\"all traffic is routed over the private network\")"},
 	{Cloud: "Volcengine", Key: "service.beta.kubernetes.io/volcengine-loadbalancer-address-type",
 		Private: []string{"PRIVATE"}, Public: []string{"PUBLIC"},
-		Source: "DOMAIN.md §4 (Volcengine docs 6460/100304)"},
+		Source: "docs/sources.md#vke (Volcengine docs 6460/100304)"},
 }
 
 // scopeClasses are load-balancer classes that fix the LB's scope.

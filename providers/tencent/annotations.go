@@ -110,7 +110,7 @@ func readBackendsLabel(ann map[string]string) (labels.Selector, *field.Error) {
 }
 
 // setScope fills the LB scope from the internal-subnet and existing-LB annotations
-// (DOMAIN.md §3.3).
+// (docs/sources.md#tke-annotations).
 func setScope(e *core.Exposure, ann map[string]string, subnetKey, existKey string) {
 	subnet, private := ann[subnetKey]
 	lbID, existing := ann[existKey]

@@ -35,7 +35,7 @@ type credentialHolder interface {
 	GetCredential() common.CredentialIface
 }
 
-// Error codes the driver branches on (DOMAIN.md §3.5; Tencent Cloud API 3.0 common codes and
+// Error codes the driver branches on (docs/sources.md#tke-clb-api; Tencent Cloud API 3.0 common codes and
 // the clb v20180317 error list of tencentcloud-sdk-go v1.3.156).
 const (
 	codeRequestLimitExceeded = "RequestLimitExceeded"
@@ -59,7 +59,7 @@ const (
 	failBusy
 	// failTransient: HTTP 5xx or 429, network and I/O errors, InternalError.
 	failTransient
-	// failNotEnabled: the capability is not enabled for the account (DOMAIN.md §3.5).
+	// failNotEnabled: the capability is not enabled for the account (docs/sources.md#tke-clb-api).
 	failNotEnabled
 )
 
@@ -99,7 +99,7 @@ func hasCode(code, base string) bool {
 }
 
 // notEnabled reports whether an error says a capability is not enabled for the account. The
-// exact error CLB answers is UNCONFIRMED (unconfirmed.go, notEnabledCodes); DOMAIN.md §3.5
+// exact error CLB answers is UNCONFIRMED (unconfirmed.go, notEnabledCodes); docs/sources.md#tke-clb-api
 // lists the codes to read this way.
 func notEnabled(code, message string) bool {
 	for _, base := range notEnabledCodes {
@@ -189,7 +189,7 @@ func newCLBCaller(api CLBAPI, o *DriverOptions, log hclog.Logger) (*clbCaller, e
 }
 
 // limiter returns the action's rate limiter: CLB limits each API action separately
-// (DOMAIN.md §3.5), so one busy action does not slow the others.
+// (docs/sources.md#tke-clb-api), so one busy action does not slow the others.
 func (c *clbCaller) limiter(action string) *rate.Limiter {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -449,7 +449,7 @@ func (c *clbCaller) waitTask(ctx context.Context, taskID, target string) error {
 	}
 }
 
-// DescribeTaskStatus' Status values (DOMAIN.md §3.5).
+// DescribeTaskStatus' Status values (docs/sources.md#tke-clb-api).
 const (
 	taskSucceeded = 0
 	taskFailed    = 1

@@ -18,7 +18,7 @@ const Name = "tencent"
 type Options struct {
 	// PreventLoopbackMinimums adds to or replaces entries of DefaultPreventLoopbackMinimums,
 	// keyed by minor ("1.22": "v1.22.5-tke.3"); an empty value removes a minor. The guide
-	// treats this table as data the user can correct (DOMAIN.md §3.2).
+	// treats this table as data the user can correct (docs/sources.md#tke-fixes).
 	PreventLoopbackMinimums map[string]string
 	// StrictRevisions makes a kube-proxy minor with no entry "unknown" instead of assuming
 	// that minors newer than the newest entry support prevent-loopback (UNCONFIRMED, see

@@ -25,7 +25,7 @@
 // node-separation and dns-steering, each with its costs and unmet preconditions.
 //
 // Every conclusion carries a reason whose code starts with "tke-" and cites its source (a seed
-// row, a DOMAIN.md section or a Tencent document id); Rules lists them. What no public source
+// row, a docs/sources.md section or a Tencent document id); Rules lists them. What no public source
 // confirms is gathered in one file, unconfirmed.go, and each guess can be overridden through
 // Options or loopguard.io annotations.
 //

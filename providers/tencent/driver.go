@@ -30,7 +30,7 @@ const (
 
 // Defaults of DriverOptions.
 const (
-	// DefaultRateLimit is CLB's default frequency limit per API action (DOMAIN.md §3.5,
+	// DefaultRateLimit is CLB's default frequency limit per API action (docs/sources.md#tke-clb-api,
 	// Tencent API docs 214/33789); the driver stays under it on its own side.
 	DefaultRateLimit = 20.0
 	// DefaultTaskPollInterval is how often a write's task is polled with DescribeTaskStatus.

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Service annotations TKE's service controller reads (DOMAIN.md §3.3; Tencent doc 457/51258
+// Service annotations TKE's service controller reads (docs/sources.md#tke-annotations; Tencent doc 457/51258
 // "Service Annotation 说明", 457/45490 "Service 负载均衡配置").
 const (
 	// AnnotationPreventLoopback turns on intra-cluster forwarding in IPVS mode (seeds 000/001
@@ -69,7 +69,7 @@ const (
 	ModeSkip = "skip"
 )
 
-// Node labels (DOMAIN.md §3.3).
+// Node labels (docs/sources.md#tke-annotations).
 const (
 	// LabelInstanceType with value InstanceTypeEklet marks a super node (qcloud-documents).
 	LabelInstanceType     = corev1.LabelInstanceTypeStable

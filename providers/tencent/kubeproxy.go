@@ -7,7 +7,7 @@ import (
 )
 
 // Revision is a TKE component version such as v1.20.6-tke.12: the upstream Kubernetes version
-// plus TKE's revision number (image tag of kube-proxy's hyperkube, DOMAIN.md §3.3).
+// plus TKE's revision number (image tag of kube-proxy's hyperkube, docs/sources.md#tke-annotations).
 type Revision struct {
 	Major, Minor, Patch int
 	// TKE is the -tke.N suffix; -1 when the version has none.
@@ -82,7 +82,7 @@ func (r Revision) Less(o Revision) bool {
 }
 
 // DefaultPreventLoopbackMinimums are the first kube-proxy revisions that "support binding LB
-// addresses to the IPVS NIC", which prevent-loopback needs (intl doc 457/42976; DOMAIN.md
+// addresses to the IPVS NIC", which prevent-loopback needs (intl doc 457/42976; docs/sources.md
 // §3.2). Keys are minors. The table is data: Options.PreventLoopbackMinimums overrides it.
 func DefaultPreventLoopbackMinimums() map[string]string {
 	return map[string]string{

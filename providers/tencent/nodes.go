@@ -235,7 +235,7 @@ func (d *Dialect) unverifiedMessage(kubeProxy, min string) string {
 
 // kubeProxyIPModeProxy: kube-proxy (iptables/nftables) skips LB addresses whose status ipMode is
 // Proxy from v1.30 (gate LoadBalancerIPMode beta, on by default); v1.29 has it off by default;
-// older versions ignore the field (DOMAIN.md §5).
+// older versions ignore the field (docs/sources.md#kep-1860).
 func (d *Dialect) kubeProxyIPModeProxy(e *core.Exposure, kubeProxy string) {
 	v, err := core.ParseVersion(kubeProxy)
 	switch {

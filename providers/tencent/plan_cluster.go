@@ -185,7 +185,7 @@ func (pr *planning) configService(ctx context.Context, svc *corev1.Service) erro
 }
 
 // l4Listeners returns the Service's listeners, blocking the plan for a protocol
-// TkeServiceConfig's l4Listeners cannot select (DOMAIN.md §3.4: TCP or UDP).
+// TkeServiceConfig's l4Listeners cannot select (docs/sources.md#tkeserviceconfig: TCP or UDP).
 func (pr *planning) l4Listeners(svc *corev1.Service) ([]ListenerKey, bool) {
 	listeners := ServiceListeners(svc)
 	for _, k := range listeners {
@@ -202,7 +202,7 @@ func (pr *planning) l4Listeners(svc *corev1.Service) ([]ListenerKey, bool) {
 	return listeners, true
 }
 
-// noteSourceAddress says what the backend sees once the LB replaces the source (DOMAIN.md §7).
+// noteSourceAddress says what the backend sees once the LB replaces the source (docs/sources.md#source-address).
 func (pr *planning) noteSourceAddress(listeners []ListenerKey) {
 	tcp, udp := false, false
 	for _, k := range listeners {
@@ -302,7 +302,7 @@ func (pr *planning) l7Attribute() (l7Attr, bool) {
 	case core.Yes:
 		return l7Attr{configField: "snatEnable", configValue: true}, true
 	case core.No:
-		// keepaliveEnable is an INTEGER (DOMAIN.md §3.4); a boolean would not do.
+		// keepaliveEnable is an INTEGER (docs/sources.md#tkeserviceconfig); a boolean would not do.
 		return l7Attr{keepalive: true, configField: "keepaliveEnable", configValue: int64(1)}, true
 	}
 	msg := RuleIngressControllerUnknown.Summary

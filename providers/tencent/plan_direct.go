@@ -18,14 +18,14 @@ import (
 	"github.com/loopguard/loopguard/core"
 )
 
-// Listener attributes a direct-mode change writes with ModifyListener (DOMAIN.md §3.5).
+// Listener attributes a direct-mode change writes with ModifyListener (docs/sources.md#tke-clb-api).
 const (
 	attrSnatEnable      = "SnatEnable"
 	attrKeepaliveEnable = "KeepaliveEnable"
 )
 
 // AttrFlagSnatEnable is the DescribeListeners AttrFlags entry of a listener with SNAT on: the
-// Listener model has no SnatEnable field (DOMAIN.md §3.5; terraform-provider-tencentcloud
+// Listener model has no SnatEnable field (docs/sources.md#tke-clb-api; terraform-provider-tencentcloud
 // resource_tc_clb_listener.go reads it the same way).
 const AttrFlagSnatEnable = "SnatEnable"
 
@@ -320,7 +320,7 @@ func (pr *planning) liveObject(ctx context.Context) (runtime.Object, error) {
 
 // ApplyCloud makes one direct-mode change: it reads the listener (already on is success with
 // nothing written), writes the attribute with ModifyListener, waits for the write's task with
-// DescribeTaskStatus, and reads the listener back. A refusal by the cloud (DOMAIN.md §3.5) is a
+// DescribeTaskStatus, and reads the listener back. A refusal by the cloud (docs/sources.md#tke-clb-api) is a
 // *core.AllowlistError wrapping the cloud's error (a Reconciler with a core.CapabilityCache
 // remembers it). A busy or throttling CLB is retried with backoff and, past the budget, is a
 // core.RetryError; so is a task still running after DriverOptions.TaskTimeout.
@@ -362,7 +362,7 @@ func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyRes
 		}
 		return wrote, err
 	}
-	// The task says done; only the listener says whether it took (DOMAIN.md §3.5).
+	// The task says done; only the listener says whether it took (docs/sources.md#tke-clb-api).
 	l, err = d.readListener(ctx, w)
 	if err != nil {
 		return wrote, err

@@ -5,27 +5,27 @@ import "github.com/loopguard/loopguard/core"
 // Sources the Tencent rules cite. Seeds 000 (Chinese) and 001 (English) are the same TKE guide,
 // "CLB loopback"; section numbers are the guide's.
 const (
-	srcQuick    = "seeds 000/001 §1 quick check"
-	srcQuickEN  = "seed 001 §1 quick check (English only row: super nodes + private CLB + CLB Ingress)"
-	srcNodes    = "seeds 000/001 §2 node types in IPVS mode"
-	srcL4       = "seeds 000/001 §3 layer-4 quick reference"
-	srcL7       = "seeds 000/001 §4 layer-7 quick reference"
-	srcSol1     = "seeds 000/001 solution 1 (intra-cluster forwarding)"
-	srcSol2     = "seeds 000/001 solution 2 (CLB layer-4 listener SNAT)"
-	srcSol3     = "seeds 000/001 solution 3 (CLB SNAT for layer-7 Ingress)"
-	srcCompare  = "seeds 000/001 comparison of solutions 1 and 2"
-	srcFAQ1     = "seeds 000/001 FAQ Q1"
-	srcFAQ2     = "seeds 000/001 FAQ Q2"
-	srcFAQ3     = "seeds 000/001 FAQ Q3"
+	srcQuick    = "docs/sources.md#tke-guide §1 quick check"
+	srcQuickEN  = "docs/sources.md#tke-guide (English edition) §1 quick check (English only row: super nodes + private CLB + CLB Ingress)"
+	srcNodes    = "docs/sources.md#tke-guide §2 node types in IPVS mode"
+	srcL4       = "docs/sources.md#tke-guide §3 layer-4 quick reference"
+	srcL7       = "docs/sources.md#tke-guide §4 layer-7 quick reference"
+	srcSol1     = "docs/sources.md#tke-guide solution 1 (intra-cluster forwarding)"
+	srcSol2     = "docs/sources.md#tke-guide solution 2 (CLB layer-4 listener SNAT)"
+	srcSol3     = "docs/sources.md#tke-guide solution 3 (CLB SNAT for layer-7 Ingress)"
+	srcCompare  = "docs/sources.md#tke-guide comparison of solutions 1 and 2"
+	srcFAQ1     = "docs/sources.md#tke-guide FAQ Q1"
+	srcFAQ2     = "docs/sources.md#tke-guide FAQ Q2"
+	srcFAQ3     = "docs/sources.md#tke-guide FAQ Q3"
 	srcSvcAnn   = "Tencent doc 457/51258 (Service annotations)"
 	srcIngAnn   = "Tencent doc 457/56112 (Ingress annotations)"
 	srcSvcCfg   = "Tencent doc 457/45490 (Service TkeServiceConfig)"
 	srcIngCfg   = "Tencent doc 457/45700 (Ingress TkeServiceConfig)"
 	srcRuleMix  = "Tencent doc 457/45693 (Ingress mixed HTTP/HTTPS)"
 	srcRevision = "Tencent intl doc 457/42976 (CLB loopback; kube-proxy revisions), 457/9315 (revision history)"
-	srcDomain33 = "DOMAIN.md §3.3"
-	srcDomain34 = "DOMAIN.md §3.4"
-	srcDomain5  = "DOMAIN.md §5 (KEP-1860)"
+	srcDomain33 = "docs/sources.md#tke-annotations"
+	srcDomain34 = "docs/sources.md#tkeserviceconfig"
+	srcDomain5  = "docs/sources.md#kep-1860 (KEP-1860)"
 	srcGuide    = "tke-guide docs/faq/clb-loopback.md"
 	srcNative   = "TencentCloud/karpenter-provider-tke staging/nativenode/well_known_labels.go"
 	srcUnconf   = "UNCONFIRMED (providers/tencent/unconfirmed.go)"
@@ -41,7 +41,7 @@ var (
 		Source:  srcSvcAnn + "; " + srcIngAnn + "; " + srcQuick}
 	RuleExistingLB = core.Rule{Code: "tke-existing-lb",
 		Summary: "The object reuses an existing CLB whose type (private or public) the manifest does not say; declare loopguard.io/lb-scope or read the CLB (DescribeLoadBalancers LoadBalancerType).",
-		Source:  srcSvcAnn + "; " + srcIngAnn + "; DOMAIN.md §3.5"}
+		Source:  srcSvcAnn + "; " + srcIngAnn + "; docs/sources.md#tke-clb-api"}
 )
 
 // Rules for interception.
@@ -57,7 +57,7 @@ var (
 		Source:  srcDomain5 + "; " + srcFAQ2}
 	RuleIPVSNoIntercept = core.Rule{Code: "tke-ipvs-not-intercepted",
 		Summary: "In IPVS mode TKE does not bind the CLB VIP to kube-ipvs0 on regular and native nodes (binding it would drop the CLB's health probes, kubernetes/kubernetes#79783), so traffic goes through the CLB.",
-		Source:  srcNodes + "; " + srcL4 + "; DOMAIN.md §3.1"}
+		Source:  srcNodes + "; " + srcL4 + "; docs/sources.md#tke-risk"}
 	RulePreventLoopback = core.Rule{Code: "tke-prevent-loopback",
 		Summary: "service.cloud.tencent.com/prevent-loopback: \"true\" makes IPVS intercept the CLB VIP on the node (intra-cluster forwarding).",
 		Source:  srcSol1 + "; " + srcL4}
@@ -146,11 +146,11 @@ var (
 // Rules behind the offers.
 var (
 	RuleOfferPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback",
-		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features; the guide says the real client address can be obtained (kube-proxy masquerades it under externalTrafficPolicy Cluster, DOMAIN.md §7).",
+		Summary: "Intra-cluster forwarding: annotate the Service service.cloud.tencent.com/prevent-loopback: \"true\"; IPVS then intercepts the CLB VIP on the node. In-cluster traffic loses CLB features. The guide says the real client address can be obtained; that holds with externalTrafficPolicy Local, while under Cluster kube-proxy masquerades intercepted traffic and the backend sees a node's address (the costs say which applies).",
 		Source:  srcSol1 + "; " + srcCompare}
 	RuleHealthCheckSource = core.Rule{Code: "tke-prevent-loopback-health-check-source",
 		Summary: "With prevent-loopback the CLB's health probes come from the 100.64.0.0/10 range instead of the VIP, automatically; anything that filters probes by source address must allow that range.",
-		Source:  srcSol1 + "; " + srcFAQ3 + "; DOMAIN.md §7"}
+		Source:  srcSol1 + "; " + srcFAQ3 + "; docs/sources.md#source-address"}
 	RuleOfferL4SNAT = core.Rule{Code: "tke-offer-l4-snat",
 		Summary: "CLB layer-4 listener SNAT through TkeServiceConfig spec.loadBalancer.l4Listeners[].snatEnable: true: traffic keeps CLB features; backends see the CLB address (TCP can recover the client with the PROXY protocol, UDP cannot).",
 		Source:  srcSol2 + "; " + srcCompare}
@@ -174,7 +174,7 @@ var (
 		Source:  srcSol3 + "; " + srcIngAnn}
 	RuleIngressBackendsUnknown = core.Rule{Code: "tke-ingress-backends-unknown",
 		Summary: "None of the Ingress's backend Services is in the input, so clients cannot be kept apart from them.",
-		Source:  "DOMAIN.md §1"}
+		Source:  "docs/sources.md#loopback"}
 	RuleIngressSeparationPolicy = core.Rule{Code: "tke-ingress-separation-binding",
 		Summary: "Node separation for an Ingress needs every backend Service on externalTrafficPolicy: Local, or the Ingress on direct-access: \"true\" (VPC-CNI); otherwise the CLB sends to any node.",
 		Source:  srcGuide + " (anti-affinity plus externalTrafficPolicy Local)"}
@@ -193,10 +193,10 @@ var (
 		Source:  srcSvcCfg + "; " + srcIngCfg}
 	RuleL7SNATSecurityGroup = core.Rule{Code: "tke-l7-snat-security-group",
 		Summary: "With layer-7 SNAT the nodes receive the CLB's traffic from the CLB's own range (100.127.0.0/16 is cited): allow it in the nodes' security groups, or turn on CLB pass-to-target.",
-		Source:  srcSol3 + "; DOMAIN.md §3.2"}
+		Source:  srcSol3 + "; docs/sources.md#tke-fixes"}
 	RuleDirectCLB = core.Rule{Code: "tke-direct-clb",
 		Summary: "Direct mode writes the CLB listener with ModifyListener (SnatEnable, or KeepaliveEnable for ingress controllers before v2.9.0), waits for the task with DescribeTaskStatus and reads the listener back (SNAT on: AttrFlags contains SnatEnable). TKE's controllers leave a listener attribute alone when no TkeServiceConfig entry sets it; one that sets snatEnable: false would turn it back off.",
-		Source:  "DOMAIN.md §3.5; " + srcDomain34}
+		Source:  "docs/sources.md#tke-clb-api; " + srcDomain34}
 )
 
 // Rules for objects the dialect does not assess (used in error messages).

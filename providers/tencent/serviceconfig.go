@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// TkeServiceConfig's group, version and kind (DOMAIN.md §3.4).
+// TkeServiceConfig's group, version and kind (docs/sources.md#tkeserviceconfig).
 const (
 	ServiceConfigGroup   = "cloud.tencent.com"
 	ServiceConfigVersion = "v1alpha1"
@@ -46,7 +46,7 @@ func (k ListenerKey) String() string { return k.Protocol + ":" + strconv.Itoa(in
 // ServiceConfig is what loopguard reads from a TkeServiceConfig: the listener entries and the
 // source-NAT attributes on them. It is a read view, not the object: it does not hold the fields
 // loopguard does not model (health checks, sessions, domains, ...), so writers must patch the
-// original object (DOMAIN.md §3.4: everything else survives a round trip) rather than
+// original object (docs/sources.md#tkeserviceconfig: everything else survives a round trip) rather than
 // serialise this type.
 type ServiceConfig struct {
 	Namespace, Name string
@@ -280,7 +280,7 @@ func readBool(m map[string]interface{}, key string, p *field.Path) (*bool, bool,
 	return nil, false, field.Invalid(p.Child(key), v, "must be a boolean (true or false), not "+typeName(v))
 }
 
-// readKeepalive reads keepaliveEnable, an INTEGER 0 or 1 (DOMAIN.md §3.4; the CLB API's
+// readKeepalive reads keepaliveEnable, an INTEGER 0 or 1 (docs/sources.md#tkeserviceconfig; the CLB API's
 // KeepaliveEnable is an int64).
 func readKeepalive(m map[string]interface{}, p *field.Path) (*int64, *field.Error) {
 	v, present := m["keepaliveEnable"]

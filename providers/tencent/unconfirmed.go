@@ -3,7 +3,7 @@ package tencent
 import corev1 "k8s.io/api/core/v1"
 
 // UNCONFIRMED: every guess the Tencent dialect makes lives in this file, each with what it
-// rests on and how a user overrides it (DOMAIN.md preamble). Nothing else in the package
+// rests on and how a user overrides it (docs/sources.md preamble). Nothing else in the package
 // guesses; it calls these.
 
 // assumeNewerMinorsSupportPreventLoopback: the guide lists minimum kube-proxy revisions that
@@ -57,7 +57,7 @@ const (
 
 // nftablesInterceptsLikeIPTables: the TKE guide covers iptables and IPVS only. Upstream
 // kube-proxy's nftables mode programs LoadBalancer addresses in VIP mode like iptables
-// (DOMAIN.md §5); TKE's nftables kube-proxy is taken to behave the same.
+// (docs/sources.md#kep-1860); TKE's nftables kube-proxy is taken to behave the same.
 // Override: loopguard.io annotations, or declare ipMode in the Service status.
 const nftablesInterceptsLikeIPTables = true
 
@@ -80,7 +80,7 @@ const existingLBIgnoresSubnet = true
 const loadBalancerClassIsAnotherController = true
 
 // notEnabledCodes and allowlistWords: what CLB answers when the account lacks an allowlist
-// (CLB L4 SNAT, L7 SNAT, Keep Alive) is not documented. DOMAIN.md §3.5 says to read
+// (CLB L4 SNAT, L7 SNAT, Keep Alive) is not documented. docs/sources.md#tke-clb-api says to read
 // UnsupportedOperation*, OperationDenied* and UnauthorizedOperation* as "not enabled", and
 // InvalidParameter* (InvalidParameterValue* included) only when its message mentions the
 // allowlist (whitelist, 白名单, 内测 = closed beta). UnauthorizedOperation also means a CAM

@@ -41,7 +41,7 @@ type CLBReaderOptions struct {
 
 // CLBReader reads what the Volcengine API says about the CLBs of Services, for the facts their
 // annotations do not carry: the address type of a reused CLB, and PROXY protocol on the
-// listeners (DOMAIN.md §4). It only calls Describe actions. The result is a CLBSnapshot for
+// listeners (docs/sources.md#vke). It only calls Describe actions. The result is a CLBSnapshot for
 // Options.CLBs, because Translate must stay pure: read first, then translate.
 //
 // It is safe for concurrent use when the client is (the SDK's is).

@@ -3,7 +3,7 @@ package volcengine
 import "github.com/loopguard/loopguard/core"
 
 // CLBFacts is what a read of one CLB instance through the Volcengine API says, for facts a
-// manifest does not carry (DOMAIN.md §4: DescribeLoadBalancerAttributes gives Type,
+// manifest does not carry (docs/sources.md#vke: DescribeLoadBalancerAttributes gives Type,
 // EniAddress, EipAddress; DescribeListenerAttributes gives ProxyProtocolType).
 type CLBFacts struct {
 	// AddressType is AddressTypePublic or AddressTypePrivate, "" when not read.

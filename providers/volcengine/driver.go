@@ -513,7 +513,7 @@ func orUnset(s string) string {
 
 func (ps *planning) replacementCost(old *corev1.Service, name string, created, target core.Path, local bool, dropped []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Service %s/%s was created in %s mode and %s cannot be changed (seed 003): switching to %s needs a new Service. loopguard creates %s/%s beside it, a copy with %s: %s",
+	fmt.Fprintf(&b, "Service %s/%s was created in %s mode and %s cannot be changed (docs/sources.md#vke-ip-mode): switching to %s needs a new Service. loopguard creates %s/%s beside it, a copy with %s: %s",
 		old.Namespace, old.Name, created, AnnotationIPMode, target, old.Namespace, name, AnnotationIPMode, target)
 	if local {
 		b.WriteString(" and spec.externalTrafficPolicy: Local")

@@ -4,8 +4,8 @@ import "github.com/loopguard/loopguard/core"
 
 // Sources of the driver's rules besides seed 003.
 const (
-	srcDesign     = "DESIGN.md (invariants: nothing written before the whole plan is validated; a change that costs the user something is never applied silently)"
-	srcDomainProb = "DOMAIN.md §1 (probability)"
+	srcDesign     = "docs/sources.md#design (invariants: nothing written before the whole plan is validated; a change that costs the user something is never applied silently)"
+	srcDomainProb = "docs/sources.md#loopback (probability)"
 	srcCello      = "volcengine/cello README and docs/config.md (networkMode eni_shared: IPVlan; Cilium replaces kube-proxy); imroc/kubernetes-guide appendix/vendor/volcengine (a VKE cluster's cello-config and cilium-config)"
 	srcCCMChart   = "volcengine/volcengine-cloud-controller-manager manifests/cloud-controller-manager (Deployment, image .../vke/cloud-controller-manager:<version>)"
 	srcAntiAff    = "Kubernetes API: PodAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution (a list without a merge key: a strategic merge patch replaces it whole)"

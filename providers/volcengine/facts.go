@@ -22,7 +22,7 @@ type ServiceFacts struct {
 	// StatusMixed: entries carry different ipModes.
 	StatusMixed bool
 	// HostnameOnly: the status publishes hostnames but no IP, which no node intercepts
-	// (KEP-1860; DOMAIN.md §5).
+	// (KEP-1860; docs/sources.md#kep-1860).
 	HostnameOnly bool
 
 	// AddressType is AddressTypePublic or AddressTypePrivate for a CLB the controller creates
@@ -128,7 +128,7 @@ func ReadService(svc *corev1.Service) (ServiceFacts, field.ErrorList) {
 		case corev1.LoadBalancerIPModeProxy:
 			p = core.PathProxy
 		default:
-			// The API server rejects other values (DOMAIN.md §5); a manifest may not.
+			// The API server rejects other values (docs/sources.md#kep-1860); a manifest may not.
 			errs = append(errs, field.NotSupported(field.NewPath("status", "loadBalancer", "ingress").Index(i).Child("ipMode"),
 				*in.IPMode, []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeVIP, corev1.LoadBalancerIPModeProxy}))
 			continue

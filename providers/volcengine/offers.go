@@ -8,7 +8,7 @@ import (
 
 // offers lists what VKE can do for a Service: ip-mode VIP, ip-mode Proxy with clients kept off
 // the backends' nodes, and DNS steering. There is no LB source NAT offer: classic CLB listeners
-// expose no SNAT field (DOMAIN.md §4), and the CLB keeps the client address (seed 003).
+// expose no SNAT field (docs/sources.md#vke), and the CLB keeps the client address (seed 003).
 func (d *Dialect) offers(svc *corev1.Service, f *ServiceFacts, e *core.Exposure, prereqs []Prerequisite) []core.Offer {
 	return []core.Offer{
 		interceptOffer(svc, f, e),
@@ -27,7 +27,7 @@ func interceptOffer(svc *corev1.Service, f *ServiceFacts, e *core.Exposure) core
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
 		Reason: reasonOfferVIP,
 	}
-	// A service proxy that masquerades intercepted traffic hides the client (DOMAIN.md §7).
+	// A service proxy that masquerades intercepted traffic hides the client (docs/sources.md#source-address).
 	switch e.InterceptMasquerades {
 	case core.Yes:
 		o.Costs.ClientIP = core.ClientIPLost

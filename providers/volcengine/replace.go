@@ -19,7 +19,7 @@ const AnnotationReplaces = "loopguard.io/replaces"
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Why a replacement keeps or drops each field of the old Service:
-//   - kept: labels, every annotation (foreign ones included, DESIGN.md invariants), the whole
+//   - kept: labels, every annotation (foreign ones included, docs/sources.md#design invariants), the whole
 //     spec otherwise, so the new Service selects the same Pods with the same ports and
 //     options;
 //   - dropped because the API server allocates them per Service (a copy would collide or be

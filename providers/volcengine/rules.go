@@ -3,16 +3,16 @@ package volcengine
 import "github.com/loopguard/loopguard/core"
 
 // Sources the VKE rules cite. Seed 003 is the Volcengine document on the LoadBalancer Service
-// IP mode (shared/seeds/003_71986ac8496ff3c8.txt); its sections are named as in the document.
+// IP mode (docs/sources.md#vke-ip-mode); its sections are named as in the document.
 const (
-	srcModes        = "seed 003 §背景信息 (IP mode table: VIP / Proxy)"
-	srcPrereqs      = "seed 003 §前提条件 (prerequisites)"
-	srcRestriction  = "seed 003 §使用限制 (Proxy: client and server Pods must not share a node)"
-	srcAnnotation   = "seed 003 §操作步骤 (annotation table: default VIP, 是否支持修改 = 否)"
-	srcVerification = "seed 003 §结果验证 (status.ipMode; CLB monitoring)"
+	srcModes        = "docs/sources.md#vke-ip-mode §背景信息 (IP mode table: VIP / Proxy)"
+	srcPrereqs      = "docs/sources.md#vke-ip-mode §前提条件 (prerequisites)"
+	srcRestriction  = "docs/sources.md#vke-ip-mode §使用限制 (Proxy: client and server Pods must not share a node)"
+	srcAnnotation   = "docs/sources.md#vke-ip-mode §操作步骤 (annotation table: default VIP, 是否支持修改 = 否)"
+	srcVerification = "docs/sources.md#vke-ip-mode §结果验证 (status.ipMode; CLB monitoring)"
 	srcAnnotations  = "Volcengine docs 6460/100304 (Service annotations); volcengine/volcengine-cloud-controller-manager docs/usage.md"
-	srcDomainVKE    = "DOMAIN.md §4 (VKE + CLB)"
-	srcKEP          = "DOMAIN.md §5 (KEP-1860 status.loadBalancer.ingress[].ipMode)"
+	srcDomainVKE    = "docs/sources.md#vke (VKE + CLB)"
+	srcKEP          = "docs/sources.md#kep-1860 (KEP-1860 status.loadBalancer.ingress[].ipMode)"
 )
 
 // The VKE dialect's rules. Codes are stable; they are listed by Rules for docs/reasons.md.

@@ -99,7 +99,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 		e.Intercept = core.No
 		e.Reasons = append(e.Reasons, reasonStatusHost)
 	}
-	// Classic CLB listeners expose no source NAT switch (DOMAIN.md §4) and the CLB keeps the
+	// Classic CLB listeners expose no source NAT switch (docs/sources.md#vke) and the CLB keeps the
 	// client's address (seed 003 restriction).
 	e.LBSourceNAT = core.No
 	explain := e.Intercept != core.Yes

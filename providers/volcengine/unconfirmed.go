@@ -7,20 +7,20 @@ import (
 )
 
 // This file is the one place for what the VKE dialect assumes without a public source saying
-// so (DOMAIN.md: "UNCONFIRMED ... keep it in one place, and let the user override it"). The
+// so (docs/sources.md: "UNCONFIRMED ... keep it in one place, and let the user override it"). The
 // Volcengine cloud-controller-manager add-on is not open source, so its behaviour beyond
 // seed 003 and the published annotation tables is inferred. Each assumption below says what
 // it rests on and how a user overrides it.
 //
 //  1. Proxy requested, a prerequisite known unmet: the requested mode does not take effect and
 //     the default VIP stays (nodes keep intercepting the CLB address). For Kubernetes < v1.30
-//     this follows from KEP-1860 (the ipMode field is off or absent, DOMAIN.md §5); for an old
+//     this follows from KEP-1860 (the ipMode field is off or absent, docs/sources.md#kep-1860); for an old
 //     cloud-controller-manager or another network model it is UNCONFIRMED. Override:
 //     Assumptions.UnmetProxyUnknown (the path is then reported as unknown).
 //  2. A PUBLIC CLB sees an in-cluster client's own Pod address, like a private one. Seed 003
 //     states the Proxy-mode same-node restriction without exception and demonstrates it on a
 //     CLB created without address-type (so PUBLIC) reached at its public address; that is the
-//     opposite of TKE, where public CLBs do not loop (DOMAIN.md §1). The mechanism (how
+//     opposite of TKE, where public CLBs do not loop (docs/sources.md#loopback). The mechanism (how
 //     in-VPC traffic to the CLB's EIP keeps its source) is UNCONFIRMED. Override:
 //     Assumptions.PublicCLBHidesPodSource, or loopguard.io/lb-scope: public on the object.
 //  3. The managed VKE add-on follows the open volcengine-cloud-controller-manager's
@@ -82,7 +82,7 @@ var (
 		Summary: "Proxy is requested but an ip-mode prerequisite is unmet, so the feature does not work as requested: loopguard assumes the default VIP stays in effect and nodes keep intercepting the CLB address (UNCONFIRMED beyond Kubernetes < v1.30; see providers/volcengine/unconfirmed.go).",
 		Source:  srcPrereqs + "; " + srcKEP}
 	RulePublicCLBKeepsSource = core.Rule{Code: "vke-public-clb-keeps-source",
-		Summary: "address-type PUBLIC (the default): seed 003 states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
+		Summary: "address-type PUBLIC (the default): docs/sources.md#vke-ip-mode states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
 		Source:  srcRestriction + "; " + srcVerification + " (curl to the CLB's public address)"}
 	RuleAddressPublic = core.Rule{Code: "vke-address-public",
 		Summary: "address-type PUBLIC, and the options say in-cluster clients reach public CLBs through a public address: the CLB never sees a client Pod's address.",

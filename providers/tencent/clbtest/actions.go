@@ -445,7 +445,7 @@ type createListenerParams struct {
 }
 
 // validate checks the settings against the listener's protocol. The protocol rules are
-// the SDK's parameter docs (DOMAIN.md §3.5); fields it does not mention are accepted and
+// the SDK's parameter docs (docs/sources.md#tke-clb-api); fields it does not mention are accepted and
 // only the modelled ones are applied.
 func (p *listenerSettings) validate(protocol string) *apiError {
 	if p.KeepaliveEnable != nil {

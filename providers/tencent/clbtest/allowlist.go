@@ -3,7 +3,7 @@ package clbtest
 import "fmt"
 
 // Capability is a CLB feature an account must be allowlisted for by support ticket
-// before the API lets it be turned on (DOMAIN.md §3.2 fixes 2 and 3).
+// before the API lets it be turned on (docs/sources.md#tke-fixes fixes 2 and 3).
 type Capability string
 
 // Capabilities the server gates.
@@ -44,11 +44,11 @@ const (
 // Denial is how the server refuses a write that needs a capability the account lacks.
 //
 // UNCONFIRMED: no public source shows what CLB really answers when an account without
-// the allowlist sets SnatEnable or KeepaliveEnable (DOMAIN.md §3.5). This type is the one
+// the allowlist sets SnatEnable or KeepaliveEnable (docs/sources.md#tke-clb-api). This type is the one
 // place the guess lives, and every part of it can be overridden through Options.Denial.
 // Callers should classify UnsupportedOperation*, OperationDenied, UnauthorizedOperation
 // and InvalidParameter* mentioning whitelist/白名单/内测 as "not allowlisted", and verify
-// by reading the listener back (DOMAIN.md §3.5).
+// by reading the listener back (docs/sources.md#tke-clb-api).
 type Denial struct {
 	Mode DenialMode
 	// Code is the error code for DenySync; empty means DefaultDenialCode.

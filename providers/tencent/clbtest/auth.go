@@ -53,7 +53,7 @@ type authorization struct {
 }
 
 // parseAuthorization reads "TC3-HMAC-SHA256 Credential=<id>/<date>/<service>/tc3_request,
-// SignedHeaders=content-type;host, Signature=<hex>" (TESTING.md §4).
+// SignedHeaders=content-type;host, Signature=<hex>" (docs/sources.md#cloud-apis).
 func parseAuthorization(h string) (authorization, *apiError) {
 	bad := func(why string) (authorization, *apiError) {
 		return authorization{}, errorf(CodeInvalidAuthorization, "Authorization header is invalid: %s. clbtest verifies %s only.", why, tc3Algorithm)
@@ -152,7 +152,7 @@ func (s *Server) authenticate(r *http.Request, body []byte, now time.Time) (stri
 }
 
 // canonicalRequest is method, "/", query (GET only, as sent), canonical headers, signed
-// headers and the payload hash, joined by "\n" (TESTING.md §4). The URI is always "/",
+// headers and the payload hash, joined by "\n" (docs/sources.md#cloud-apis). The URI is always "/",
 // even when the SDK's endpoint carries a path.
 func canonicalRequest(r *http.Request, body []byte, signed []string, normalise bool) string {
 	query := ""

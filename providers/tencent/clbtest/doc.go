@@ -20,7 +20,7 @@
 // # What it does like the cloud
 //
 //   - Verifies TC3-HMAC-SHA256 signatures exactly as the SDK computes them, for POST
-//     JSON and GET query requests (TESTING.md §4), and refuses with the cloud's codes:
+//     JSON and GET query requests (docs/sources.md#cloud-apis), and refuses with the cloud's codes:
 //     AuthFailure.SecretIdNotFound, AuthFailure.SignatureFailure (wrong key, wrong
 //     service or date in the credential scope), AuthFailure.SignatureExpire (more than
 //     five minutes of skew against Options.Now), AuthFailure.TokenFailure,
@@ -32,7 +32,7 @@
 //     OrderBy/OrderType), DescribeListeners (LoadBalancerId, ListenerIds, Protocol,
 //     Port), ModifyListener, CreateListener and DescribeTaskStatus. Listener SNAT is
 //     read back through AttrFlags containing "SnatEnable"; KeepaliveEnable is an integer
-//     for HTTP/HTTPS only (DOMAIN.md §3.5).
+//     for HTTP/HTTPS only (docs/sources.md#tke-clb-api).
 //   - Runs every write as a task whose ID is the write's RequestId: the change becomes
 //     visible when the task completes after Options.TaskDuration, and meanwhile other
 //     writes on that load balancer fail with FailedOperation.ResourceInOperating.

@@ -5,7 +5,7 @@ import "fmt"
 // Error codes the server answers with. The common codes (AuthFailure.*, InvalidAction,
 // NoSuchVersion, MissingParameter, UnknownParameter, RequestLimitExceeded.*) come from
 // Tencent Cloud API 3.0's "Common Error Codes" list; the CLB-specific ones from the clb
-// v20180317 errors.go of tencentcloud-sdk-go v1.3.156 (DOMAIN.md §3.5).
+// v20180317 errors.go of tencentcloud-sdk-go v1.3.156 (docs/sources.md#tke-clb-api).
 const (
 	CodeInvalidAuthorization = "AuthFailure.InvalidAuthorization"
 	CodeSecretIDNotFound     = "AuthFailure.SecretIdNotFound"

@@ -22,7 +22,7 @@ type Fault struct {
 	Delay time.Duration
 	// HTTPStatus, when non-zero, answers with this status instead of an API response.
 	// HTTPBody is the body sent with it; empty means a JSON object without an "Error",
-	// for which SDK v1.3.156 reports ClientError.HttpStatusCodeError (TESTING.md §4).
+	// for which SDK v1.3.156 reports ClientError.HttpStatusCodeError (docs/sources.md#cloud-apis).
 	// The SDK parses the body before it looks at the status (common/ratelimitretry.go
 	// TryReadErr), so a non-JSON body, such as a proxy's HTML error page, surfaces as
 	// ClientError.ParseJsonError instead, and a JSON body with an "Error" surfaces as that
@@ -43,7 +43,7 @@ func ErrorFault(code, message string) Fault { return Fault{Code: code, Message: 
 // ThrottleFault answers as an exceeded frequency limit. code is RequestLimitExceeded or
 // one of its sub-codes (CodeUinLimitExceeded, ...); empty means RequestLimitExceeded.
 // The SDK retries only the exact code RequestLimitExceeded, and only when
-// ClientProfile.RateLimitExceededMaxRetries > 0 (DOMAIN.md §3.5).
+// ClientProfile.RateLimitExceededMaxRetries > 0 (docs/sources.md#tke-clb-api).
 func ThrottleFault(code string) Fault {
 	if code == "" {
 		code = CodeRequestLimitExceeded

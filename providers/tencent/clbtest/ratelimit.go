@@ -3,7 +3,7 @@ package clbtest
 import "fmt"
 
 // DefaultRateLimit is CLB's default frequency limit: 20 requests per second per API
-// action (DOMAIN.md §3.5, Tencent API docs 214/33789).
+// action (docs/sources.md#tke-clb-api, Tencent API docs 214/33789).
 const DefaultRateLimit = 20
 
 // Unlimited turns a rate limit off (Options.RateLimit, Options.ActionRateLimits).

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Values of LoadBalancer.Type (DOMAIN.md §3.5: LoadBalancerType OPEN | INTERNAL).
+// Values of LoadBalancer.Type (docs/sources.md#tke-clb-api: LoadBalancerType OPEN | INTERNAL).
 const (
 	LoadBalancerOpen     = "OPEN"
 	LoadBalancerInternal = "INTERNAL"
@@ -25,7 +25,7 @@ const (
 )
 
 // AttrFlagSnatEnable is the AttrFlags entry DescribeListeners reports for a listener with
-// SNAT on. The Listener model has no SnatEnable field on the read side (DOMAIN.md §3.5;
+// SNAT on. The Listener model has no SnatEnable field on the read side (docs/sources.md#tke-clb-api;
 // terraform-provider-tencentcloud resource_tc_clb_listener.go reads it this way).
 const AttrFlagSnatEnable = "SnatEnable"
 
@@ -40,7 +40,7 @@ type LoadBalancer struct {
 	// instances. Empty means DefaultRegion.
 	Region string
 	// Type is LoadBalancerOpen or LoadBalancerInternal. Required: whether an LB is private
-	// is what decides if in-cluster clients can loop through it (DOMAIN.md §1).
+	// is what decides if in-cluster clients can loop through it (docs/sources.md#loopback).
 	Type string
 	// VIPs is LoadBalancerVips.
 	VIPs []string
@@ -49,12 +49,12 @@ type LoadBalancer struct {
 	SubnetID string
 	// Domain is LoadBalancerDomain.
 	Domain string
-	// SnatPro is cross-region binding 2.0, NOT listener SNAT (DOMAIN.md §3.5).
+	// SnatPro is cross-region binding 2.0, NOT listener SNAT (docs/sources.md#tke-clb-api).
 	SnatPro bool
 	// SnatIPs are the SNAT IPs that come with SnatPro.
 	SnatIPs []SnatIP
 	// PassToTarget is LoadBalancerPassToTarget: backends accept the LB's traffic without
-	// security-group rules (DOMAIN.md §3.2, fix 3).
+	// security-group rules (docs/sources.md#tke-fixes, fix 3).
 	PassToTarget bool
 	// CreateTime is when the instance was created; the server's clock at seeding when zero.
 	// DescribeLoadBalancers orders by it (newest first) unless told otherwise.
@@ -80,11 +80,11 @@ type Listener struct {
 	// Port is the listener port, 1..65535.
 	Port int64
 	// SnatEnable is the listener's source-IP replacement. DescribeListeners reports it only
-	// as AttrFlagSnatEnable inside AttrFlags (DOMAIN.md §3.5).
+	// as AttrFlagSnatEnable inside AttrFlags (docs/sources.md#tke-clb-api).
 	SnatEnable bool
-	// KeepaliveEnable is 0 or 1, HTTP/HTTPS listeners only (DOMAIN.md §3.5).
+	// KeepaliveEnable is 0 or 1, HTTP/HTTPS listeners only (docs/sources.md#tke-clb-api).
 	KeepaliveEnable int64
-	// ProxyProtocol applies to TCP_SSL/QUIC listeners only (DOMAIN.md §3.5). It is kept in
+	// ProxyProtocol applies to TCP_SSL/QUIC listeners only (docs/sources.md#tke-clb-api). It is kept in
 	// state but not reported by DescribeListeners: how the cloud reports it is UNCONFIRMED.
 	ProxyProtocol bool
 	// HealthCheck is the listener-level health check. Layer-4 listeners get a default one
@@ -102,7 +102,7 @@ type Listener struct {
 
 // HealthCheck mirrors the fields of the API's HealthCheck object that a loop remedy can
 // touch; SourceIPType is the one that matters (0 = probe from the VIP, 1 = from the
-// 100.64 range; DOMAIN.md §3.2, fix 1).
+// 100.64 range; docs/sources.md#tke-fixes, fix 1).
 type HealthCheck struct {
 	HealthSwitch    int64
 	TimeOut         int64
@@ -119,7 +119,7 @@ type HealthCheck struct {
 	SourceIPType    int64
 }
 
-// TaskStatus is DescribeTaskStatus' Status (DOMAIN.md §3.5).
+// TaskStatus is DescribeTaskStatus' Status (docs/sources.md#tke-clb-api).
 type TaskStatus int64
 
 // Values of TaskStatus.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// task is one asynchronous write (DOMAIN.md §3.5: writes return a RequestId that
+// task is one asynchronous write (docs/sources.md#tke-clb-api: writes return a RequestId that
 // DescribeTaskStatus polls; while a task runs on an LB, other writes on it fail with
 // FailedOperation.ResourceInOperating). Tasks complete lazily: whoever looks at the state
 // after Due settles them, so no goroutine or timer is involved and a ManualClock drives

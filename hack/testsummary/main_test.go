@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestSummarize(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"run","Package":"p","Test":"TestA"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: needs KUBEBUILDER_ASSETS\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"--- SKIP: TestA (0.00s)\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestA"}`,
+		`{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:3: needs KUBEBUILDER_ASSETS\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestB"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: got 1, want 2\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"--- FAIL: TestC (0.00s)\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestC"}`,
+		`{"Action":"output","Package":"p","Output":"FAIL\n"}`,
+		`{"Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`,
+		`{"Action":"fail","Package":"p"}`,
+		`{"Action":"output","Package":"q","Output":"ok  \tq\t0.01s\n"}`,
+		`{"Action":"pass","Package":"q"}`,
+	}, "\n")
+	var out bytes.Buffer
+	if code := summarize(strings.NewReader(in), &out); code != 1 {
+		t.Errorf("exit %d, want 1 (TestC failed)", code)
+	}
+	got := out.String()
+	for _, want := range []string{"c_test.go:3: got 1, want 2", "FAIL\tp\t0.01s", "ok  \tq\t0.01s", "skipped: 2 tests: 2 × needs KUBEBUILDER_ASSETS\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "=== RUN") {
+		t.Errorf("chatter printed:\n%s", got)
+	}
+	out.Reset()
+	if code := summarize(strings.NewReader(`{"Action":"pass","Package":"q"}`), &out); code != 0 || out.String() != "skipped: 0 tests\n" {
+		t.Errorf("exit %d, output %q", code, out.String())
+	}
+}
