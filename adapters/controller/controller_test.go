@@ -68,6 +68,15 @@ type mapping struct {
 
 func start(t *testing.T, enforce bool) *harness {
 	t.Helper()
+	p, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startWith(t, enforce, p)
+}
+
+func startWith(t *testing.T, enforce bool, p core.Provider) *harness {
+	t.Helper()
 	srv := server.Get(t)
 	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), evals: map[objectID]int{}}
 	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps})
@@ -78,10 +87,6 @@ func start(t *testing.T, enforce bool) *harness {
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip} // several managers in one process
 	mgr, err := manager.New(srv.Config(), mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tencent.NewProvider(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,4 +451,63 @@ func TestIngressVerdictAnnotation(t *testing.T) {
 		evs := h.events("shop")
 		return len(evs) == 1, reasons(evs)
 	})
+}
+
+// TestRetryAndConflictRequeue: a core.RetryError from the cloud requeues after its delay and
+// a conflict requeues at once, neither with a Warning Event nor a reconcile error; the
+// change is retried until it is written. The driver stands in for a cloud whose task is still
+// running (TESTING.md §4 has the real CLB servers; the requeue is the controller's).
+func TestRetryAndConflictRequeue(t *testing.T) {
+	dialect := tencent.NewDialect(nil)
+	const delay = 300 * time.Millisecond
+	var mu sync.Mutex
+	var calls []time.Time
+	drv := core.DriverFuncs{
+		PlanFn: func(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
+			return &core.Plan{Object: req.Result.Assessment.Object, Decision: req.Result.Decision, Changes: []core.Change{
+				{By: core.WriterCloud, Resource: "clb listener lbl-1 of lb-1", Field: "SnatEnable", To: "true"}}}, nil
+		},
+		ApplyCloudFn: func(context.Context, *core.Change) (core.ApplyResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, time.Now())
+			switch len(calls) {
+			case 1:
+				return core.ApplyResult{}, core.RetryAfter(delay, "task still running", nil)
+			case 2:
+				return core.ApplyResult{}, &core.KindError{Kind: core.ErrConflict, Msg: "listener changed in between"}
+			case 3:
+				return core.ApplyResult{Wrote: true}, nil
+			}
+			return core.ApplyResult{}, nil
+		},
+	}
+	h := startWith(t, true, core.NewProvider(dialect, drv))
+	h.node(h.ns+"-1", nil)
+	h.service("web", nil)
+	h.eventually("the change written after a retry and a conflict", func() (bool, string) {
+		return counter(h.c.metrics.writes.WithLabelValues(string(core.WriterCloud))) == 1, ""
+	})
+	mu.Lock()
+	if len(calls) < 3 || calls[1].Sub(calls[0]) < delay {
+		t.Errorf("calls %v: the retry came before its delay of %v", calls, delay)
+	}
+	mu.Unlock()
+	if got := counter(h.c.metrics.errors.WithLabelValues("Service")); got != 0 {
+		t.Errorf("reconcile errors = %v, want 0 (retry and conflict are requeues, not errors)", got)
+	}
+	h.eventually("a Changed Event", func() (bool, string) {
+		evs := h.events("web")
+		for _, e := range evs {
+			if e.Reason == "Changed" {
+				return true, ""
+			}
+		}
+		return false, reasons(evs)
+	})
+	for _, e := range h.events("web") {
+		if strings.HasSuffix(e.Reason, "Failed") {
+			t.Errorf("a requeue recorded a failure Event: %s %s", e.Reason, e.Note)
+		}
+	}
 }

@@ -42,7 +42,7 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 
 	svc := ctrl.NewControllerManagedBy(mgr).Named("loopguard-service").WithOptions(opts).
-		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(isLoadBalancer))).
+		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(isLoadBalancer), notOwnVerdict)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.sliceToService))
 	svc = c.dependencies(svc, "Service")
 	if err := svc.Complete(reconcile.Func(c.reconcileService)); err != nil {
@@ -50,7 +50,7 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 	}
 
 	ing := ctrl.NewControllerManagedBy(mgr).Named("loopguard-ingress").WithOptions(opts).
-		For(&networkingv1.Ingress{}).
+		For(&networkingv1.Ingress{}, builder.WithPredicates(notOwnVerdict)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(c.serviceToIngresses)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.sliceToIngresses))
 	ing = c.dependencies(ing, "Ingress")
@@ -87,6 +87,40 @@ func (c *Controller) dependencies(b *builder.Builder, kind string) *builder.Buil
 		}))
 	}
 	return b
+}
+
+// notOwnVerdict drops the update events of loopguard's own verdict writes (the condition, the
+// annotation): they change nothing an evaluation reads, and reconciling on them would defeat
+// a RetryError's delay.
+var notOwnVerdict = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o.GetGeneration() != n.GetGeneration() || !reflect.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+			!sameExceptVerdict(o.GetAnnotations(), n.GetAnnotations()) {
+			return true
+		}
+		switch os := o.(type) {
+		case *corev1.Service:
+			return !reflect.DeepEqual(os.Status.LoadBalancer, n.(*corev1.Service).Status.LoadBalancer)
+		case *networkingv1.Ingress:
+			return !reflect.DeepEqual(os.Status, n.(*networkingv1.Ingress).Status)
+		}
+		return true
+	},
+}
+
+func sameExceptVerdict(a, b map[string]string) bool {
+	for k, v := range a {
+		if k != AnnotationVerdict && b[k] != v {
+			return false
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && k != AnnotationVerdict {
+			return false
+		}
+	}
+	return true
 }
 
 func isLoadBalancer(o client.Object) bool {
