@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -72,21 +73,28 @@ func start(t *testing.T, enforce bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startWith(t, enforce, p)
+	return startWith(t, enforce, p, nil)
 }
 
-func startWith(t *testing.T, enforce bool, p core.Provider) *harness {
+// startWith starts the controller; rbac, when set, is called with the harness before the
+// manager is built and returns the rest.Config it runs with (an impersonated ServiceAccount).
+func startWith(t *testing.T, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string)) *harness {
 	t.Helper()
 	srv := server.Get(t)
 	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), evals: map[objectID]int{}}
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps})
+	cfg, leaseNS := srv.Config(), ""
+	if rbac != nil {
+		cfg, leaseNS = rbac(h)
+	}
+	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps,
+		LeaderElection: leaseNS != "", LeaderElectionNamespace: leaseNS})
 	// Each test's manager sees only its namespace (Nodes are cluster-wide), so tests sharing
 	// the server never reconcile each other's objects.
 	mo.Cache.DefaultNamespaces = map[string]cache.Config{h.ns: {}}
 	mo.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{"kube-system": {}}}
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip} // several managers in one process
-	mgr, err := manager.New(srv.Config(), mo)
+	mgr, err := manager.New(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +256,10 @@ func ownedBy(s *corev1.Service, manager, subresource, field string) bool {
 // leaves the Service's annotations alone, records one Event for the verdict, and neither
 // writes nor records anything when a resync finds the same verdict.
 func TestReportOnlyConditionAndOneEventPerVerdict(t *testing.T) {
-	h := start(t, false)
+	reportOnly(t, start(t, false))
+}
+
+func reportOnly(t *testing.T, h *harness) {
 	for _, n := range []string{"-1", "-2", "-3"} {
 		h.node(h.ns+n, nil)
 	}
@@ -303,7 +314,10 @@ func TestReportOnlyConditionAndOneEventPerVerdict(t *testing.T) {
 // annotation, in an IPVS cluster whose kube-proxy supports it) is written under loopguard's
 // field manager, the verdict follows (no loop), and a second pass writes nothing.
 func TestEnforceWritesPreventLoopbackOnce(t *testing.T) {
-	h := start(t, true)
+	enforcing(t, start(t, true))
+}
+
+func enforcing(t *testing.T, h *harness) {
 	for _, n := range []string{"-1", "-2"} {
 		h.node(h.ns+n, nil)
 	}
@@ -482,7 +496,7 @@ func TestRetryAndConflictRequeue(t *testing.T) {
 			return core.ApplyResult{}, nil
 		},
 	}
-	h := startWith(t, true, core.NewProvider(dialect, drv))
+	h := startWith(t, true, core.NewProvider(dialect, drv), nil)
 	h.node(h.ns+"-1", nil)
 	h.service("web", nil)
 	h.eventually("the change written after a retry and a conflict", func() (bool, string) {
