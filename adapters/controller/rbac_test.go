@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -124,7 +125,8 @@ func TestRBACEnforce(t *testing.T) {
 // as the Kubernetes object it claims to be, and the Deployment runs the ServiceAccount the
 // RBAC binds.
 func TestDeployManifestsDecode(t *testing.T) {
-	for _, dir := range []string{"../../deploy/base", "../../deploy/enforce"} {
+	paths := map[string]bool{}
+	for _, dir := range []string{"../../deploy/base", "../../deploy/enforce", "../../deploy/webhooks"} {
 		data, err := os.ReadFile(dir + "/kustomization.yaml")
 		if err != nil {
 			t.Fatal(err)
@@ -145,13 +147,31 @@ func TestDeployManifestsDecode(t *testing.T) {
 			}
 			for _, doc := range bytes.Split(data, []byte("\n---")) {
 				obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+				if err != nil && bytes.Contains(doc, []byte("apiVersion: cert-manager.io/")) {
+					continue // cert-manager's kinds are not client-go's
+				}
 				if err != nil {
 					t.Fatalf("%s/%s: %v", dir, r, err)
+				}
+				switch o := obj.(type) {
+				case *admissionregv1.MutatingWebhookConfiguration:
+					for _, w := range o.Webhooks {
+						paths[*w.ClientConfig.Service.Path] = *w.FailurePolicy == admissionregv1.Ignore && *w.TimeoutSeconds <= 5
+					}
+				case *admissionregv1.ValidatingWebhookConfiguration:
+					for _, w := range o.Webhooks {
+						paths[*w.ClientConfig.Service.Path] = *w.FailurePolicy == admissionregv1.Ignore && *w.TimeoutSeconds <= 5
+					}
 				}
 				if d, ok := obj.(*appsv1.Deployment); ok && d.Spec.Template.Spec.ServiceAccountName != "loopguard" {
 					t.Errorf("%s/%s: the Deployment runs as %q", dir, r, d.Spec.Template.Spec.ServiceAccountName)
 				}
 			}
+		}
+	}
+	for _, p := range []string{MutatePath, ValidatePath} {
+		if !paths[p] {
+			t.Errorf("deploy/webhooks: no webhook on %s with failurePolicy Ignore and a timeout of at most 5 s", p)
 		}
 	}
 }

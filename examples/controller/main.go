@@ -40,6 +40,8 @@ func run() error {
 	enforce := flag.Bool("enforce", false, "apply plans; without it loopguard only reports (Events, metrics, a condition)")
 	leaderElect := flag.Bool("leader-elect", false, "elect one active replica through a Lease")
 	metricsAddr := flag.String("metrics-bind-address", ":8080", `where /metrics is served ("0" turns it off)`)
+	webhooks := flag.Bool("webhooks", false, "serve the admission webhooks on :9443 (certificates in /tmp/k8s-webhook-server/serving-certs; deploy/webhooks)")
+	denyAtRisk := flag.Bool("deny-at-risk", false, "with --webhooks: refuse at-risk Services and Ingresses instead of warning")
 	probeAddr := flag.String("health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
 	flag.Parse()
 	// controller-runtime's own logs (leader election, informers) go to stderr like loopguard's.
@@ -94,8 +96,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, p, opts); err != nil {
+	c, err := controller.Setup(mgr, p, opts)
+	if err != nil {
 		return err
+	}
+	if *webhooks {
+		c.SetupWebhooks(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
 	}
 	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
