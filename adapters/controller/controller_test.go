@@ -52,7 +52,7 @@ const wait = 30 * time.Second
 
 // harness is one running controller on the shared server, watching one test's namespace.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	srv *apiserver.Server
 	ns  string
 	c   *Controller
@@ -67,7 +67,7 @@ type mapping struct {
 	reqs []reconcile.Request
 }
 
-func start(t *testing.T, enforce bool) *harness {
+func start(t testing.TB, enforce bool) *harness {
 	t.Helper()
 	p, err := tencent.NewProvider(nil)
 	if err != nil {
@@ -78,7 +78,7 @@ func start(t *testing.T, enforce bool) *harness {
 
 // startWith starts the controller; rbac, when set, is called with the harness before the
 // manager is built and returns the rest.Config it runs with (an impersonated ServiceAccount).
-func startWith(t *testing.T, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string)) *harness {
+func startWith(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string)) *harness {
 	t.Helper()
 	srv := server.Get(t)
 	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), evals: map[objectID]int{}}
