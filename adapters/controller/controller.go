@@ -206,7 +206,11 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 	}
 	if core.IsNotExposed(evalErr) {
 		c.forget(id)
-		return reconcile.Result{}, nil
+		// A Service turned ClusterIP, an Ingress of another class: take the verdict back.
+		return reconcile.Result{}, c.unpublish(ctx, obj)
+	}
+	if evalErr != nil && !errors.Is(evalErr, core.ErrInvalid) {
+		return reconcile.Result{}, fmt.Errorf("%s: evaluate: %w", id, evalErr)
 	}
 	c.seen.Store(id, fingerprint(result, evalErr))
 	v := verdictOf(result, evalErr)

@@ -525,3 +525,27 @@ func TestRetryAndConflictRequeue(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictTakenBackWhenNoLongerExposed: a Service turned ClusterIP loses loopguard's
+// condition and leaves the exposure gauge; no other status field is touched.
+func TestVerdictTakenBackWhenNoLongerExposed(t *testing.T) {
+	h := start(t, false)
+	h.node(h.ns+"-1", nil)
+	h.service("web", nil)
+	h.eventually("the condition", func() (bool, string) { return condition(h.get("web")) != nil, "none" })
+	patch := []byte(`{"spec":{"type":"ClusterIP"}}`)
+	if _, err := h.srv.Client().CoreV1().Services(h.ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the condition gone", func() (bool, string) {
+		c := condition(h.get("web"))
+		if c == nil {
+			return true, ""
+		}
+		return false, c.Reason
+	})
+	var g dto.Metric
+	if err := h.c.metrics.exposures.WithLabelValues(tencent.Name, string(core.RiskAtRisk), "intercept-vip").Write(&g); err != nil || g.GetGauge().GetValue() != 0 {
+		t.Errorf("loopguard_exposures still counts the Service: %v (%v)", g.GetGauge().GetValue(), err)
+	}
+}

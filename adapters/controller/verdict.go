@@ -133,16 +133,46 @@ func (c *Controller) publish(ctx context.Context, id objectID, obj client.Object
 	return nil
 }
 
+// unpublish takes loopguard's verdict off an object that is no longer an exposure: applying
+// loopguard's field manager's configuration without the condition (or the annotation) drops
+// what it alone owns, and nothing of anyone else's.
+func (c *Controller) unpublish(ctx context.Context, obj client.Object) error {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		if condition := findCondition(o); condition == nil {
+			return nil
+		}
+		ac := corev1ac.Service(o.Name, o.Namespace).WithStatus(corev1ac.ServiceStatus())
+		_, err := c.kube.CoreV1().Services(o.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: core.FieldManager})
+		return err
+	case *networkingv1.Ingress:
+		if _, ok := o.Annotations[AnnotationVerdict]; !ok {
+			return nil
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetAPIVersion("networking.k8s.io/v1")
+		u.SetKind("Ingress")
+		u.SetNamespace(o.Namespace)
+		u.SetName(o.Name)
+		return c.writer.Apply(ctx, u)
+	}
+	return nil
+}
+
+func findCondition(svc *corev1.Service) *metav1.Condition {
+	for i := range svc.Status.Conditions {
+		if svc.Status.Conditions[i].Type == ConditionType {
+			return &svc.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // publishCondition server-side-applies loopguard's condition to the Service's status
 // subresource under loopguard's field manager; conditions is a list map keyed by type, so the
 // conditions other controllers keep there stay theirs.
 func (c *Controller) publishCondition(ctx context.Context, svc *corev1.Service, v verdict) (bool, error) {
-	var old *metav1.Condition
-	for i := range svc.Status.Conditions {
-		if svc.Status.Conditions[i].Type == ConditionType {
-			old = &svc.Status.Conditions[i]
-		}
-	}
+	old := findCondition(svc)
 	if old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message && old.ObservedGeneration == svc.Generation {
 		return false, nil
 	}

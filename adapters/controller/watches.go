@@ -42,7 +42,7 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 
 	svc := ctrl.NewControllerManagedBy(mgr).Named("loopguard-service").WithOptions(opts).
-		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(isLoadBalancer), notOwnVerdict)).
+		For(&corev1.Service{}, builder.WithPredicates(wasOrIsLoadBalancer, notOwnVerdict)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.sliceToService))
 	svc = c.dependencies(svc, "Service")
 	if err := svc.Complete(reconcile.Func(c.reconcileService)); err != nil {
@@ -99,11 +99,14 @@ var notOwnVerdict = predicate.Funcs{
 			!sameExceptVerdict(o.GetAnnotations(), n.GetAnnotations()) {
 			return true
 		}
+		// A Service's generation does not move when its spec changes: compare the spec.
 		switch os := o.(type) {
 		case *corev1.Service:
-			return !reflect.DeepEqual(os.Status.LoadBalancer, n.(*corev1.Service).Status.LoadBalancer)
+			ns := n.(*corev1.Service)
+			return !reflect.DeepEqual(os.Spec, ns.Spec) || !reflect.DeepEqual(os.Status.LoadBalancer, ns.Status.LoadBalancer)
 		case *networkingv1.Ingress:
-			return !reflect.DeepEqual(os.Status, n.(*networkingv1.Ingress).Status)
+			ns := n.(*networkingv1.Ingress)
+			return !reflect.DeepEqual(os.Spec, ns.Spec) || !reflect.DeepEqual(os.Status, ns.Status)
 		}
 		return true
 	},
@@ -121,6 +124,15 @@ func sameExceptVerdict(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// wasOrIsLoadBalancer lets through LoadBalancer Services, and the update that turns one into
+// another type, so that its verdict is taken back.
+var wasOrIsLoadBalancer = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return isLoadBalancer(e.Object) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return isLoadBalancer(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return isLoadBalancer(e.ObjectOld) || isLoadBalancer(e.ObjectNew) },
+	GenericFunc: func(e event.GenericEvent) bool { return isLoadBalancer(e.Object) },
 }
 
 func isLoadBalancer(o client.Object) bool {
