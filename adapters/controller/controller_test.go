@@ -549,3 +549,42 @@ func TestVerdictTakenBackWhenNoLongerExposed(t *testing.T) {
 		t.Errorf("loopguard_exposures still counts the Service: %v (%v)", g.GetGauge().GetValue(), err)
 	}
 }
+
+// TestClientPodReevaluatesTheObjectsThatDeclareIt: a Pod selected by a Service's
+// loopguard.io/clients annotation re-evaluates that Service only.
+func TestClientPodReevaluatesTheObjectsThatDeclareIt(t *testing.T) {
+	h := start(t, false)
+	h.node(h.ns+"-1", nil)
+	h.service("web", map[string]string{core.AnnotationClients: "app=client"})
+	h.service("other", nil)
+	for _, name := range []string{"web", "other"} {
+		h.eventually("the verdict of "+name, func() (bool, string) { return condition(h.get(name)) != nil, "none" })
+	}
+	h.mu.Lock()
+	from := len(h.mapped)
+	h.mu.Unlock()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client", Labels: map[string]string{"app": "client"}},
+		Spec: corev1.PodSpec{NodeName: h.ns + "-1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	if _, err := h.srv.Client().CoreV1().Pods(h.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []reconcile.Request
+	h.eventually("the Pod's mapping", func() (bool, string) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, m := range h.mapped[from:] {
+			if m.kind == "Service" && len(m.reqs) > 0 {
+				got = m.reqs
+				return true, ""
+			}
+		}
+		return false, "none"
+	})
+	if len(got) != 1 || got[0].Name != "web" {
+		t.Errorf("the client Pod enqueued %v, want web only", got)
+	}
+	h.eventually("web's verdict counting its declared client", func() (bool, string) {
+		c := condition(h.get("web"))
+		return c != nil && c.Message != "" && h.evaluations("web") > 1, c.Message
+	})
+}
