@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,10 @@ type ManagerConfig struct {
 	ConfigMaps []types.NamespacedName
 }
 
+// serviceAccountNamespace is where a Pod finds its namespace; controller-runtime reads it
+// when no leader election namespace is given.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
 // LeaderElectionID names the Lease the replicas elect a leader with.
 const LeaderElectionID = "loopguard.loopguard.io"
 
@@ -41,6 +46,14 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 	if probeAddr == "" {
 		probeAddr = ":8081"
 	}
+	leaseNS := cfg.LeaderElectionNamespace
+	if leaseNS == "" {
+		if _, err := os.Stat(serviceAccountNamespace); err != nil {
+			// Run from a laptop: controller-runtime finds no Pod namespace and refuses to
+			// start; kube-system exists everywhere.
+			leaseNS = metav1.NamespaceSystem
+		}
+	}
 	cmNS := map[string]cache.Config{}
 	for _, k := range cfg.ConfigMaps {
 		cmNS[k.Namespace] = cache.Config{}
@@ -52,7 +65,7 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 	return manager.Options{
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
-		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
+		LeaderElectionNamespace:       leaseNS,
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:        probeAddr,

@@ -39,6 +39,7 @@ func run() error {
 	profileFile := flag.String("profile", "", "a ClusterProfile YAML file (proxy mode, kube-proxy version, allowlists, declared clients, policy)")
 	enforce := flag.Bool("enforce", false, "apply plans; without it loopguard only reports (Events, metrics, a condition)")
 	leaderElect := flag.Bool("leader-elect", false, "elect one active replica through a Lease")
+	leaseNS := flag.String("leader-election-namespace", "", "the Lease's namespace; default: the Pod's namespace in a cluster, kube-system outside")
 	metricsAddr := flag.String("metrics-bind-address", ":8080", `where /metrics is served ("0" turns it off)`)
 	webhooks := flag.Bool("webhooks", false, "serve the admission webhooks on :9443 (certificates in /tmp/k8s-webhook-server/serving-certs; deploy/webhooks)")
 	denyAtRisk := flag.Bool("deny-at-risk", false, "with --webhooks: refuse at-risk Services and Ingresses instead of warning")
@@ -92,7 +93,7 @@ func run() error {
 	}
 
 	mgr, err := ctrl.NewManager(cfg, controller.ManagerOptions(controller.ManagerConfig{
-		LeaderElection: *leaderElect, MetricsAddr: *metricsAddr, ProbeAddr: *probeAddr, ConfigMaps: opts.ConfigMaps}))
+		LeaderElection: *leaderElect, LeaderElectionNamespace: *leaseNS, MetricsAddr: *metricsAddr, ProbeAddr: *probeAddr, ConfigMaps: opts.ConfigMaps}))
 	if err != nil {
 		return err
 	}
