@@ -1,0 +1,308 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/loopguard/loopguard/adapters/kube"
+	"github.com/loopguard/loopguard/core"
+)
+
+// Options configure the controller. A nil *Options means report-only with a zero profile.
+type Options struct {
+	// Profile is what is known about the cluster that its objects do not say (proxy mode,
+	// kube-proxy version, allowlists, declared clients); its Policy is the decision policy.
+	Profile core.ClusterProfile
+	// Enforce applies plans. The default only reports: Events, metrics and the verdict.
+	Enforce bool
+	// ConfigMaps names the ConfigMaps the provider's dialect reads (TKE's controller version
+	// ConfigMaps in kube-system); they are read and watched, no other ConfigMap is.
+	ConfigMaps []types.NamespacedName
+	// Custom lists namespaced custom kinds the dialect and driver read (TKE's
+	// TkeServiceConfig). A kind the cluster does not serve when Setup runs is left out.
+	Custom []schema.GroupVersionKind
+	// Logger defaults to a null logger.
+	Logger hclog.Logger
+	// Registerer receives the metrics; default controller-runtime's registry, which the
+	// manager's metrics endpoint serves.
+	Registerer prometheus.Registerer
+	// Workers is the number of objects reconciled at once per kind; default 2.
+	Workers int
+	// CapabilityTTL is how long the cloud's allowlist refusals are remembered; default 1 h.
+	CapabilityTTL time.Duration
+}
+
+// Controller reconciles LoadBalancer Services and Ingresses. Build it with Setup.
+type Controller struct {
+	provider core.Provider
+	dialect  core.Dialect
+	rec      *core.Reconciler
+	profile  core.ClusterProfile
+	enforce  bool
+	cms      []types.NamespacedName
+	custom   []schema.GroupVersionKind
+
+	cache   client.Reader
+	client  client.Client
+	kube    kubernetes.Interface
+	writer  *kube.Writer
+	events  recorder.EventRecorder
+	log     hclog.Logger
+	metrics *metrics
+
+	// seen is what the last reconcile of each object evaluated (a fingerprint of its
+	// core.Result), so a dependency's change requeues only the objects it changes.
+	seen sync.Map // objectID → uint64
+
+	// evaluated, when set (tests), is called after every reconcile's evaluation.
+	evaluated func(objectID)
+	// mapped, when set (tests), is called with what each dependency change enqueued.
+	mapped func(kind string, reqs []reconcile.Request)
+}
+
+// objectID names a reconciled object.
+type objectID struct {
+	Kind string // "Service" or "Ingress"
+	types.NamespacedName
+}
+
+func (id objectID) String() string { return id.Kind + " " + id.Namespace + "/" + id.Name }
+
+// Delays of requeues that are not the cloud's RetryError.
+const (
+	// conflictDelay: another writer got there first; read again soon, without an Event.
+	conflictDelay = time.Second
+)
+
+// Setup builds the controller and registers it, its watches, its metrics and its health and
+// readiness checks with mgr. p is the cloud's Provider (tencent.NewProvider,
+// volcengine.NewProvider, kubernetes.NewProvider); with a Provider that has no driver,
+// enforcing mode reports the ErrUnsupported plan as a failure.
+func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, error) {
+	if p == nil {
+		return nil, &core.KindError{Kind: core.ErrInvalid, Msg: "controller: a Provider is required"}
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	log = log.Named("controller")
+	cfg := mgr.GetConfig()
+	w, err := kube.NewWriter(cfg, &kube.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reg := opts.Registerer
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	ttl := opts.CapabilityTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	c := &Controller{
+		provider: p, dialect: p.Dialect(), profile: opts.Profile, enforce: opts.Enforce,
+		cms: opts.ConfigMaps, cache: mgr.GetCache(), client: mgr.GetClient(), kube: cs, writer: w,
+		events: mgr.GetEventRecorder(core.FieldManager), log: log, metrics: m,
+	}
+	c.rec = core.NewReconciler(p, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy),
+		core.WithCapabilityCache(core.NewCapabilityCache(ttl)))
+	for _, gvk := range opts.Custom {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if meta.IsNoMatchError(err) {
+				log.Info("custom kind not served; not watched", "kind", gvk.String())
+				continue
+			}
+			return nil, err
+		}
+		c.custom = append(c.custom, gvk)
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	if err := c.register(mgr, workers); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+		return nil, err
+	}
+	// Ready once the informers this controller reads are synced: before that, a verdict would
+	// be computed from a partial cluster.
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informer caches not synced yet")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Reconcile reconciles one Service (the Service controller's entry point).
+func (c *Controller) reconcileService(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return c.reconcile(ctx, objectID{Kind: "Service", NamespacedName: req.NamespacedName})
+}
+
+func (c *Controller) reconcileIngress(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return c.reconcile(ctx, objectID{Kind: "Ingress", NamespacedName: req.NamespacedName})
+}
+
+func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.Result, err error) {
+	start := time.Now()
+	defer func() {
+		c.metrics.latency.WithLabelValues(id.Kind).Observe(time.Since(start).Seconds())
+		if err != nil {
+			c.metrics.errors.WithLabelValues(id.Kind).Inc()
+		}
+	}()
+	obj, err := c.get(ctx, id)
+	if err != nil || obj == nil {
+		if obj == nil && err == nil {
+			c.forget(id)
+		}
+		return reconcile.Result{}, err
+	}
+	cl, err := c.facts(ctx, id.Namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	result, evalErr := core.Evaluate(c.dialect, obj, cl, c.profile.Policy)
+	if c.evaluated != nil {
+		defer c.evaluated(id)
+	}
+	if core.IsNotExposed(evalErr) {
+		c.forget(id)
+		// A Service turned ClusterIP, an Ingress of another class: take the verdict back.
+		return reconcile.Result{}, c.unpublish(ctx, obj)
+	}
+	if evalErr != nil && !errors.Is(evalErr, core.ErrInvalid) {
+		return reconcile.Result{}, fmt.Errorf("%s: evaluate: %w", id, evalErr)
+	}
+	c.seen.Store(id, fingerprint(result, evalErr))
+	v := verdictOf(result, evalErr)
+	if evalErr == nil {
+		c.metrics.exposure(id, c.provider.Name(), string(result.Assessment.Risk), string(result.Decision.Remedy))
+	}
+
+	if c.enforce && evalErr == nil {
+		var stop bool
+		res, stop, err = c.enforcePlan(ctx, id, obj, cl, &v)
+		if stop {
+			return res, err
+		}
+	}
+	if perr := c.publish(ctx, id, obj, v); perr != nil {
+		if errors.Is(perr, core.ErrConflict) {
+			return reconcile.Result{RequeueAfter: conflictDelay}, nil
+		}
+		return reconcile.Result{}, perr
+	}
+	return res, err
+}
+
+// enforcePlan plans and applies. stop says the reconcile ends here (a conflict to retry
+// silently) without publishing a verdict.
+func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, v *verdict) (reconcile.Result, bool, error) {
+	plan, err := c.rec.Plan(ctx, obj, cl)
+	if err != nil {
+		return c.failed(id, obj, "Plan", err)
+	}
+	if plan.Blocked != nil {
+		v.block(plan.Blocked)
+		return reconcile.Result{}, false, nil
+	}
+	if plan.Empty() {
+		return reconcile.Result{}, false, nil
+	}
+	out, err := c.rec.Apply(ctx, plan)
+	if out != nil {
+		for _, ch := range out.Written {
+			c.metrics.writes.WithLabelValues(string(ch.By)).Inc()
+			c.events.Eventf(obj, nil, corev1.EventTypeNormal, "Changed", "Apply", "%s", truncate(ch.String(), noteMax))
+		}
+	}
+	if err != nil {
+		return c.failed(id, obj, "Apply", err)
+	}
+	return reconcile.Result{}, false, nil
+}
+
+// failed turns a plan or apply error into the controller's answer: a RetryError requeues after
+// its delay, a conflict requeues silently, anything else is a Warning Event and an error (the
+// workqueue backs off).
+func (c *Controller) failed(id objectID, obj client.Object, action string, err error) (reconcile.Result, bool, error) {
+	var retry *core.RetryError
+	switch {
+	case errors.As(err, &retry):
+		c.log.Debug("retry later", "object", id.String(), "after", retry.After, "reason", err)
+		return reconcile.Result{RequeueAfter: retry.After}, false, nil
+	case errors.Is(err, core.ErrConflict):
+		c.log.Debug("conflict; requeued", "object", id.String())
+		return reconcile.Result{RequeueAfter: conflictDelay}, true, nil
+	}
+	c.events.Eventf(obj, nil, corev1.EventTypeWarning, action+"Failed", action, "%s", truncate(err.Error(), noteMax))
+	return reconcile.Result{}, true, fmt.Errorf("%s: %w", id, err)
+}
+
+// get reads the object from the cache as a copy with its TypeMeta set; nil when it is gone.
+func (c *Controller) get(ctx context.Context, id objectID) (client.Object, error) {
+	var obj client.Object
+	switch id.Kind {
+	case "Service":
+		obj = &corev1.Service{}
+	default:
+		obj = &networkingv1.Ingress{}
+	}
+	if err := c.cache.Get(ctx, id.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *corev1.Service:
+		o.APIVersion, o.Kind = "v1", "Service"
+	case *networkingv1.Ingress:
+		o.APIVersion, o.Kind = "networking.k8s.io/v1", "Ingress"
+	}
+	return obj, nil
+}
+
+func (c *Controller) forget(id objectID) {
+	c.seen.Delete(id)
+	c.metrics.forget(id)
+}

@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// ManagerConfig is what ManagerOptions turns into controller-runtime manager options.
+type ManagerConfig struct {
+	// LeaderElection makes one replica at a time reconcile (a Lease named LeaderElectionID).
+	LeaderElection bool
+	// LeaderElectionNamespace defaults to the Pod's namespace (in-cluster) or kube-system.
+	LeaderElectionNamespace string
+	// MetricsAddr serves /metrics ("0" turns it off); default ":8080".
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz; default ":8081".
+	ProbeAddr string
+	// ConfigMaps are Options.ConfigMaps: only their namespaces' ConfigMaps are cached.
+	ConfigMaps []types.NamespacedName
+}
+
+// serviceAccountNamespace is where a Pod finds its namespace; controller-runtime reads it
+// when no leader election namespace is given.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// LeaderElectionID names the Lease the replicas elect a leader with.
+const LeaderElectionID = "loopguard.loopguard.io"
+
+// ManagerOptions returns manager options for the controller: leader election, the metrics and
+// probe endpoints, and a cache that holds only what an evaluation reads (ConfigMaps of the
+// named namespaces; Pods stripped to labels, node, affinity and readiness, which is all
+// placement reads, so 50,000 Pods cost little memory).
+func ManagerOptions(cfg ManagerConfig) manager.Options {
+	metricsAddr, probeAddr := cfg.MetricsAddr, cfg.ProbeAddr
+	if metricsAddr == "" {
+		metricsAddr = ":8080"
+	}
+	if probeAddr == "" {
+		probeAddr = ":8081"
+	}
+	leaseNS := cfg.LeaderElectionNamespace
+	if leaseNS == "" {
+		if _, err := os.Stat(serviceAccountNamespace); err != nil {
+			// Run from a laptop: controller-runtime finds no Pod namespace and refuses to
+			// start; kube-system exists everywhere.
+			leaseNS = metav1.NamespaceSystem
+		}
+	}
+	cmNS := map[string]cache.Config{}
+	for _, k := range cfg.ConfigMaps {
+		cmNS[k.Namespace] = cache.Config{}
+	}
+	if len(cmNS) == 0 {
+		// Nothing reads ConfigMaps; keep the informer (if one is ever asked for) small.
+		cmNS[metav1.NamespaceSystem] = cache.Config{}
+	}
+	return manager.Options{
+		LeaderElection:                cfg.LeaderElection,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       leaseNS,
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        probeAddr,
+		GracefulShutdownTimeout:       ptr(10 * time.Second),
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: cmNS},
+			&corev1.Pod{}:       {Transform: slimPod},
+		}},
+	}
+}
+
+// slimPod keeps of a Pod what core.Cluster reads (labels, node, anti-affinity, phase and
+// readiness) and drops the rest before it enters the cache.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	slim := &corev1.Pod{
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels,
+			ResourceVersion: p.ResourceVersion},
+		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName, Affinity: p.Spec.Affinity},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			slim.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return slim, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,109 @@
+// Command controller runs loopguard in a cluster: it keeps every LoadBalancer Service and
+// Ingress loop-safe with adapters/controller, reporting only unless --enforce is given.
+//
+//	go run ./examples/controller --provider tencent --profile profile.yaml --leader-elect
+//
+// It reads the kubeconfig the way kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, or
+// the in-cluster service account); deploy/ runs it as a Deployment. docs/controller.md has the
+// details.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/loopguard/loopguard/adapters/controller"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/kubernetes"
+	"github.com/loopguard/loopguard/providers/tencent"
+	"github.com/loopguard/loopguard/providers/volcengine"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "loopguard controller:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	provider := flag.String("provider", "kubernetes", "the cloud: tencent, volcengine or kubernetes (plain KEP-1860 ipMode)")
+	profileFile := flag.String("profile", "", "a ClusterProfile YAML file (proxy mode, kube-proxy version, allowlists, declared clients, policy)")
+	enforce := flag.Bool("enforce", false, "apply plans; without it loopguard only reports (Events, metrics, a condition)")
+	leaderElect := flag.Bool("leader-elect", false, "elect one active replica through a Lease")
+	leaseNS := flag.String("leader-election-namespace", "", "the Lease's namespace; default: the Pod's namespace in a cluster, kube-system outside")
+	metricsAddr := flag.String("metrics-bind-address", ":8080", `where /metrics is served ("0" turns it off)`)
+	webhooks := flag.Bool("webhooks", false, "serve the admission webhooks on :9443 (certificates in /tmp/k8s-webhook-server/serving-certs; deploy/webhooks)")
+	denyAtRisk := flag.Bool("deny-at-risk", false, "with --webhooks: refuse at-risk Services and Ingresses instead of warning")
+	probeAddr := flag.String("health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
+	flag.Parse()
+	// controller-runtime's own logs (leader election, informers) go to stderr like loopguard's.
+	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
+
+	log := hclog.New(&hclog.LoggerOptions{Name: "loopguard", Level: hclog.Info})
+	profile := core.ClusterProfile{}
+	if *profileFile != "" {
+		data, err := os.ReadFile(*profileFile)
+		if err != nil {
+			return err
+		}
+		p, err := core.ParseProfile(*profileFile, data)
+		if err != nil {
+			return err
+		}
+		profile = *p
+	}
+	profile.Provider = *provider
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	opts := &controller.Options{Profile: profile, Enforce: *enforce, Logger: log}
+	var p core.Provider
+	switch *provider {
+	case tencent.Name:
+		// TKE's controllers' versions and its TkeServiceConfig CRD decide which remedies apply.
+		opts.ConfigMaps = []types.NamespacedName{
+			{Namespace: tencent.ControllerNamespace, Name: tencent.ServiceControllerConfigMap},
+			{Namespace: tencent.ControllerNamespace, Name: tencent.IngressControllerConfigMap},
+		}
+		opts.Custom = []schema.GroupVersionKind{{Group: tencent.ServiceConfigGroup, Version: tencent.ServiceConfigVersion, Kind: tencent.ServiceConfigKind}}
+		p, err = tencent.NewProvider(&tencent.DriverOptions{Allowlists: profile.Allowlists})
+	case volcengine.Name:
+		var dc *discovery.DiscoveryClient
+		if dc, err = discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+			p, err = volcengine.NewProvider(&volcengine.DriverOptions{ServerVersion: dc, Logger: log})
+		}
+	case kubernetes.Name:
+		p = kubernetes.NewProvider(nil)
+	default:
+		return fmt.Errorf("--provider %q: want tencent, volcengine or kubernetes", *provider)
+	}
+	if err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, controller.ManagerOptions(controller.ManagerConfig{
+		LeaderElection: *leaderElect, LeaderElectionNamespace: *leaseNS, MetricsAddr: *metricsAddr, ProbeAddr: *probeAddr, ConfigMaps: opts.ConfigMaps}))
+	if err != nil {
+		return err
+	}
+	c, err := controller.Setup(mgr, p, opts)
+	if err != nil {
+		return err
+	}
+	if *webhooks {
+		c.SetupWebhooks(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
+	}
+	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
