@@ -256,9 +256,10 @@ func (c *cloud) sync(ctx context.Context, svc *corev1.Service, nodes []*corev1.N
 		}
 	}
 	if plan.Blocked != nil {
-		// What blocks the load balancer's own part, or bad input, fails the sync; a block on
-		// a change the host does not make is only reported.
-		if len(cloudPart.Changes) > 0 || plan.Blocked.Kind == "invalid" {
+		// What blocks the load balancer's own part, bad input, or a load balancer not ready
+		// yet fails the sync (a retry-later requeues it after its delay); a block on a
+		// change the host does not make is only reported.
+		if len(cloudPart.Changes) > 0 || plan.Blocked.Kind == "invalid" || plan.Blocked.Kind == "retry-later" {
 			return path, c.fail(svc, plan.Blocked.Err())
 		}
 		c.event(svc, corev1.EventTypeWarning, EventBlocked, plan.Blocked.Message)

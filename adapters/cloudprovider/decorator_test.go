@@ -1,0 +1,256 @@
+package cloudprovider_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/cloud-provider/api"
+	fakecloud "k8s.io/cloud-provider/fake"
+
+	"github.com/loopguard/loopguard/adapters/cloudprovider"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/kubernetes"
+	"github.com/loopguard/loopguard/providers/tencent"
+	"github.com/loopguard/loopguard/providers/tencent/clbtest"
+)
+
+const lbID = "lb-web00001"
+
+// newDirect is the TKE provider in direct mode on the official SDK against clbtest, behind a
+// fake inner cloud: a CCM fork that owns its CLBs.
+func newDirect(t *testing.T, allowlisted bool, opts ...cloudprovider.Option) (*clbtest.Server, *fakecloud.Cloud, *record.FakeRecorder, func() loadBalancer) {
+	t.Helper()
+	srvOpts := &clbtest.Options{TaskDuration: time.Millisecond}
+	if allowlisted {
+		srvOpts.Allowlist = []clbtest.Capability{clbtest.L4SNAT}
+	}
+	srv, err := clbtest.Start(srvOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if _, err := srv.AddLoadBalancer(clbtest.LoadBalancer{ID: lbID, Type: clbtest.LoadBalancerInternal, VIPs: []string{"10.0.0.10"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range []int64{80, 443} {
+		if _, err := srv.AddListener(clbtest.Listener{LoadBalancerID: lbID, Protocol: "TCP", Port: port}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpf := profile.NewClientProfile()
+	cpf.HttpProfile.Endpoint = srv.Endpoint()
+	cpf.HttpProfile.Scheme = "HTTP"
+	client, err := clb.NewClient(common.NewCredential(clbtest.DefaultSecretID, clbtest.DefaultSecretKey), clbtest.DefaultRegion, cpf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tencent.NewProvider(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client, TaskPollInterval: time.Millisecond,
+		Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := core.ClusterProfile{Provider: tencent.Name, KubernetesVersion: "v1.37.2", ProxyMode: core.ProxyModeIPVS, KubeProxyVersion: "v1.20.6-tke.12"}
+	if allowlisted {
+		profile.Allowlists = []core.Capability{tencent.CapL4SNAT}
+	}
+	inner := &fakecloud.Cloud{ExternalIP: net.ParseIP("10.0.0.10"), Provider: "fake", Exists: true}
+	rec := record.NewFakeRecorder(100)
+	all := append([]cloudprovider.Option{cloudprovider.WithProfile(profile), cloudprovider.WithEventRecorder(rec),
+		cloudprovider.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures, AllowTickets: true})}, opts...)
+	wrapped := cloudprovider.Wrap(inner, p, all...)
+	return srv, inner, rec, func() loadBalancer {
+		lb, ok := wrapped.LoadBalancer()
+		if !ok {
+			t.Fatal("the wrapped cloud has no LoadBalancer")
+		}
+		return lb
+	}
+}
+
+type loadBalancer interface {
+	EnsureLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error)
+	UpdateLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) error
+	EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, service *corev1.Service) error
+}
+
+func tkeService(ann map[string]string) *corev1.Service {
+	a := map[string]string{tencent.AnnotationInternalSubnet: "subnet-1a2b3c4d", tencent.AnnotationLoadBalancerID: lbID}
+	for k, v := range ann {
+		a[k] = v
+	}
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: a},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
+}
+
+func nodes() []*corev1.Node {
+	return []*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}}
+}
+
+func snatOn(t *testing.T, srv *clbtest.Server, port int64) bool {
+	t.Helper()
+	for _, l := range srv.Snapshot().Listeners {
+		if l.LoadBalancerID == lbID && l.Port == port {
+			return l.SnatEnable
+		}
+	}
+	t.Fatalf("no listener on port %d", port)
+	return false
+}
+
+// TestDirectModeTurnsListenerSNATOn: after EnsureLoadBalancer the Service's CLB listener has
+// SNAT on (read back by the driver) and the other listener is untouched; the status says
+// Proxy; a second sync makes no write call; deleting turns SNAT off again before the inner
+// delete.
+func TestDirectModeTurnsListenerSNATOn(t *testing.T) {
+	srv, inner, _, lb := newDirect(t, true)
+	ctx := context.Background()
+	st, err := lb().EnsureLoadBalancer(ctx, "c", tkeService(nil), nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snatOn(t, srv, 80) || snatOn(t, srv, 443) {
+		t.Errorf("SNAT on 80: %v (want on), on 443: %v (want untouched)", snatOn(t, srv, 80), snatOn(t, srv, 443))
+	}
+	if m := st.Ingress[0].IPMode; m == nil || *m != corev1.LoadBalancerIPModeProxy {
+		t.Errorf("status %+v, want ipMode Proxy", st.Ingress)
+	}
+	writes := len(srv.Writes())
+	if _, err := lb().EnsureLoadBalancer(ctx, "c", tkeService(nil), nodes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := lb().UpdateLoadBalancer(ctx, "c", tkeService(nil), nodes()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Writes()); n != writes {
+		t.Errorf("a second sync wrote %d more times", n-writes)
+	}
+	if err := lb().EnsureLoadBalancerDeleted(ctx, "c", tkeService(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if snatOn(t, srv, 80) {
+		t.Error("EnsureLoadBalancerDeleted left SNAT on")
+	}
+	if inner.Calls[len(inner.Calls)-1] != "delete" {
+		t.Errorf("the inner delete was not called last: %v", inner.Calls)
+	}
+}
+
+// TestReportOnlyWritesNoCLB: report-only publishes the status and writes nothing.
+func TestReportOnlyWritesNoCLB(t *testing.T) {
+	srv, _, _, lb := newDirect(t, true, cloudprovider.ReportOnly())
+	st, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.Writes()) != 0 || snatOn(t, srv, 80) {
+		t.Errorf("report-only wrote %v", srv.Writes())
+	}
+	if st.Ingress[0].IPMode == nil {
+		t.Error("report-only did not publish the ipMode")
+	}
+}
+
+// TestOptOut: a Service annotated loopguard.io/ignore gets the inner status untouched.
+func TestOptOut(t *testing.T) {
+	srv, _, _, lb := newDirect(t, true)
+	st, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(map[string]string{cloudprovider.AnnotationIgnore: "true"}), nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ingress[0].IPMode != nil || len(srv.Calls()) != 0 {
+		t.Errorf("an opted-out Service was handled: status %+v, calls %v", st.Ingress, srv.Calls())
+	}
+}
+
+// TestNotAllowlistedFailsTheSync: without the allowlist the sync fails naming what to ask
+// support for, with a Warning Event, and nothing is written.
+func TestNotAllowlistedFailsTheSync(t *testing.T) {
+	srv, _, rec, lb := newDirect(t, false)
+	_, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if !errors.Is(err, core.ErrNotAllowlisted) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") || !strings.Contains(err.Error(), "shop/web") {
+		t.Fatalf("error %v: want not-allowlisted naming the Service and the support request", err)
+	}
+	if len(srv.Writes()) != 0 {
+		t.Errorf("wrote %v", srv.Writes())
+	}
+	select {
+	case ev := <-rec.Events:
+		if !strings.Contains(ev, cloudprovider.EventBlocked) {
+			t.Errorf("event %q", ev)
+		}
+	default:
+		t.Error("no Event recorded")
+	}
+}
+
+// TestRetryErrorIsCloudProvidersRetryError: a Service whose CLB is not known yet is a
+// cloud-provider api.RetryError with loopguard's delay, so the service controller requeues
+// after it rather than backing off.
+func TestRetryErrorIsCloudProvidersRetryError(t *testing.T) {
+	_, _, _, lb := newDirect(t, true)
+	svc := tkeService(nil)
+	delete(svc.Annotations, tencent.AnnotationLoadBalancerID)
+	_, err := lb().EnsureLoadBalancer(context.Background(), "c", svc, nodes())
+	var re *api.RetryError
+	if !errors.As(err, &re) || re.RetryAfter() <= 0 {
+		t.Fatalf("error %v: want an api.RetryError with a delay", err)
+	}
+}
+
+// TestPassesThrough: everything but LoadBalancer is the inner provider's.
+func TestPassesThrough(t *testing.T) {
+	inner := &fakecloud.Cloud{Provider: "fake-cloud", DisableRoutes: true}
+	w := cloudprovider.Wrap(inner, kubernetes.NewProvider(nil))
+	if w.ProviderName() != "fake-cloud" || w.HasClusterID() != inner.HasClusterID() {
+		t.Errorf("ProviderName %q", w.ProviderName())
+	}
+	if _, ok := w.Routes(); ok {
+		t.Error("Routes should pass through as disabled")
+	}
+	if _, ok := w.Instances(); !ok {
+		t.Error("Instances should pass through")
+	}
+	inner.DisableLoadBalancers = true
+	if _, ok := w.LoadBalancer(); ok {
+		t.Error("no inner LoadBalancer, yet the wrapper has one")
+	}
+}
+
+// BenchmarkEnsureLoadBalancer is the decorator's own cost per EnsureLoadBalancer with the
+// fake inner cloud and the plain Kubernetes provider (no API round trip).
+func BenchmarkEnsureLoadBalancer(b *testing.B) {
+	proxy := corev1.LoadBalancerIPModeProxy
+	inner := &fakecloud.Cloud{ExternalIP: net.ParseIP("192.0.2.10"), BalancerIPMode: &proxy, Provider: "fake"}
+	svc := lbService("shop", "web", map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false"})
+	ns := nodes()
+	ctx := context.Background()
+	bare, _ := inner.LoadBalancer()
+	wrapped, _ := cloudprovider.Wrap(inner, kubernetes.NewProvider(nil), cloudprovider.WithProfile(modern)).LoadBalancer()
+	for _, bc := range []struct {
+		name string
+		lb   interface {
+			EnsureLoadBalancer(context.Context, string, *corev1.Service, []*corev1.Node) (*corev1.LoadBalancerStatus, error)
+		}
+	}{{"inner", bare}, {"wrapped", wrapped}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				inner.Calls, inner.EnsureCalls = inner.Calls[:0], inner.EnsureCalls[:0]
+				if _, err := bc.lb.EnsureLoadBalancer(ctx, "c", svc, ns); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
