@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -101,7 +102,7 @@ func installRBAC(files ...string) func(h *harness) (*rest.Config, string) {
 	}
 }
 
-func tke(t *testing.T) *tencent.Provider {
+func tke(t *testing.T) core.Provider {
 	p, err := tencent.NewProvider(nil)
 	if err != nil {
 		t.Fatal(err)

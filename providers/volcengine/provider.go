@@ -9,31 +9,16 @@ import (
 	"github.com/loopguard/loopguard/core"
 )
 
-// Provider is VKE as a host holds it (core.Provider).
-type Provider struct {
-	driver *Driver
-}
-
-var _ core.Provider = (*Provider)(nil)
-
-// NewProvider returns the Volcengine provider; opts may be nil. Invalid options are an error
-// matching core.ErrInvalid.
-func NewProvider(opts *DriverOptions) (*Provider, error) {
+// NewProvider returns VKE as a host holds it (core.Provider): the dialect and the driver
+// (also a core.Remover); opts may be nil. Invalid options are an error matching
+// core.ErrInvalid.
+func NewProvider(opts *DriverOptions) (core.Provider, error) {
 	d, err := NewDriver(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{driver: d}, nil
+	return core.NewProvider(d.Dialect(), d), nil
 }
-
-// Name is "volcengine".
-func (p *Provider) Name() string { return Name }
-
-// Dialect reads VKE objects.
-func (p *Provider) Dialect() core.Dialect { return p.driver.Dialect() }
-
-// Driver returns the VKE driver.
-func (p *Provider) Driver() (core.Driver, bool) { return p.driver, true }
 
 var _ core.Remover = (*Driver)(nil)
 
