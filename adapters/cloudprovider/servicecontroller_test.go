@@ -61,7 +61,8 @@ func startServiceController(t *testing.T, inner *fakecloud.Cloud, opts ...cloudp
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	factory.Start(ctx.Done())
-	go ctrl.Run(ctx, 2, controllersmetrics.NewControllerManagerMetrics("loopguard-test"))
+	// One worker: k8s.io/cloud-provider/fake writes its Balancers map without a lock.
+	go ctrl.Run(ctx, 1, controllersmetrics.NewControllerManagerMetrics("loopguard-test"))
 	for _, n := range []string{"node-a", "node-b"} {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
@@ -126,7 +127,9 @@ func TestServiceControllerPublishesDecidedIPMode(t *testing.T) {
 	waitStatus(t, srv, ns, "snat", ipModeIs(corev1.LoadBalancerIPModeProxy))
 
 	// What the decorator returns for the stored Service is what is stored: no patch next sync.
-	lb, _ := cloudprovider.Wrap(inner, kubernetes.NewProvider(nil), cloudprovider.WithProfile(modern)).LoadBalancer()
+	// (A cloud of its own: the fake's maps are not safe for use beside the running controller.)
+	other := &fakecloud.Cloud{ExternalIP: net.ParseIP("192.0.2.10"), BalancerIPMode: &proxy, Provider: "fake"}
+	lb, _ := cloudprovider.Wrap(other, kubernetes.NewProvider(nil), cloudprovider.WithProfile(modern)).LoadBalancer()
 	again, err := lb.EnsureLoadBalancer(ctx, "test", web, nil)
 	if err != nil {
 		t.Fatal(err)
