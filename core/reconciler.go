@@ -113,6 +113,19 @@ func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (
 	if err != nil {
 		return nil, err
 	}
+	return r.PlanEvaluated(ctx, obj, c, res)
+}
+
+// PlanEvaluated is Plan for an object the host has already evaluated with Evaluate under the
+// reconciler's dialect and policy and the same cluster: a host that shows verdicts before it
+// plans (the CLI's plan, a webhook) evaluates each object once. res must be that evaluation.
+func (r *Reconciler) PlanEvaluated(ctx context.Context, obj runtime.Object, c *Cluster, res *Result) (*Plan, error) {
+	if r.driver == nil {
+		return nil, r.noDriver(obj)
+	}
+	if res == nil {
+		return nil, &KindError{Kind: ErrInvalid, Msg: "PlanEvaluated needs the object's evaluation (a nil Result)"}
+	}
 	p, err := r.driver.Plan(ctx, r.request(obj, c, res))
 	if err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sort"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -33,28 +33,26 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%s driver: %w", in.entry.name, err)
 		}
-		// The verdicts and the plans see one translation per object: the Reconciler
-		// evaluates again what assess's evaluation just translated, and translating is most
-		// of an evaluation's cost.
 		drv, _ := prov.Driver()
-		memo := &memoDialect{Dialect: prov.Dialect()}
-		newDialect = func() core.Dialect { return memo }
+		// The provider's own dialect evaluates, so the evaluations are the Reconciler's. Every
+		// dialect here is safe for concurrent use.
+		d := prov.Dialect()
+		newDialect = func() core.Dialect { return d }
 		opts := []core.ReconcilerOption{core.WithPolicy(in.profile.Policy)}
 		if pl.writer != nil {
 			opts = append(opts, core.WithClusterWriter(pl.writer))
 		}
-		rec = core.NewReconciler(core.NewProvider(memo, drv), opts...)
+		rec = core.NewReconciler(core.NewProvider(d, drv), opts...)
 	}
 	exps := exposures(in.set)
-	evaluateExposures(newDialect, exps, in.cluster, in.profile.Policy, rep, 0, rec != nil)
+	// The verdicts and the plans see one evaluation per object: the Reconciler plans from the
+	// evaluation assess's part made (PlanEvaluated), and evaluating is most of a plan's cost.
+	full := evaluateExposures(newDialect, exps, in.cluster, in.profile.Policy, rep, 0, rec != nil)
 	rep.finish()
 	out := &PlanReport{APIVersion: ReportAPIVersion, Kind: kind, Mode: mode, Plans: make([]ObjectPlan, 0, len(rep.Results)),
 		Skipped: rep.Skipped, Errors: rep.Errors, Cluster: rep.Cluster}
 
-	objs := map[ObjectRef]k8sruntime.Object{}
-	for _, e := range exps {
-		objs[refOf(e.obj.Ref())] = e.obj.Object
-	}
+	objs := evaluatedByResult(rep.Results, exps, full)
 	plans := make([]*core.Plan, 0, len(rep.Results))
 	for i := range rep.Results {
 		r := &rep.Results[i]
@@ -70,13 +68,18 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 			op.Error = &PlanError{Kind: "unsupported", Message: fmt.Sprintf(
 				"loopguard has no driver for the %s dialect: it cannot write this remedy; the decision's action says who can", in.entry.name)}
 		default:
+			ev := objs(i)
 			var err error
-			p, err = rec.Plan(ctx, objs[r.Object], in.cluster)
+			if ev.res != nil {
+				p, err = rec.PlanEvaluated(ctx, ev.obj, in.cluster, ev.res)
+			} else {
+				p, err = rec.Plan(ctx, ev.obj, in.cluster)
+			}
 			if err != nil {
 				op.Status, op.Error = StatusFailed, planErrorOf(err)
 				// The slim verdict has no decision; a failed plan still shows the one made.
-				if res, e := core.Evaluate(newDialect(), objs[r.Object], in.cluster, in.profile.Policy); e == nil {
-					op.Decision = decisionOf(&res.Decision)
+				if ev.res != nil {
+					op.Decision = decisionOf(&ev.res.Decision)
 				}
 				p = nil
 				break
@@ -127,25 +130,42 @@ func apply(ctx context.Context, rec *core.Reconciler, rep *PlanReport, plans []*
 	}
 }
 
-// memoDialect remembers each object's translation for one command run: the objects and the
-// cluster do not change between assess's evaluation and the Reconciler's. It is safe for
-// concurrent use when the dialect it wraps is (every dialect here is).
-type memoDialect struct {
-	core.Dialect
-	seen sync.Map // k8sruntime.Object → memoEntry
+type evaluated struct {
+	obj k8sruntime.Object
+	res *core.Result
 }
 
-type memoEntry struct {
-	t   *core.Translation
-	err error
-}
-
-func (m *memoDialect) Translate(obj k8sruntime.Object, c *core.Cluster) (*core.Translation, error) {
-	if e, ok := m.seen.Load(obj); ok {
-		me := e.(memoEntry)
-		return me.t, me.err
+// evaluatedByResult finds, for each of the report's results, the object and evaluation it
+// came from. The results are the evaluated exposures sorted by object (Report.finish), one per
+// object, so sorting the exposures' indices the same way pairs them in order; where that does
+// not hold (it always does for a fresh report) it looks them up by object.
+func evaluatedByResult(results []Result, exps []*exposure, full []*core.Result) func(int) evaluated {
+	order := make([]int32, 0, len(results))
+	for i := range exps {
+		if full == nil || full[i] != nil {
+			order = append(order, int32(i))
+		}
 	}
-	t, err := m.Dialect.Translate(obj, c)
-	m.seen.Store(obj, memoEntry{t, err})
-	return t, err
+	sort.Slice(order, func(a, b int) bool {
+		return refLess(refOf(exps[order[a]].obj.Ref()), refOf(exps[order[b]].obj.Ref()))
+	})
+	at := func(i int32) evaluated {
+		ev := evaluated{obj: exps[i].obj.Object}
+		if full != nil {
+			ev.res = full[i]
+		}
+		return ev
+	}
+	paired := len(order) == len(results)
+	for k := 0; paired && k < len(order); k++ {
+		paired = refOf(exps[order[k]].obj.Ref()) == results[k].Object
+	}
+	if paired {
+		return func(k int) evaluated { return at(order[k]) }
+	}
+	byRef := make(map[ObjectRef]int32, len(exps))
+	for i, e := range exps {
+		byRef[refOf(e.obj.Ref())] = int32(i)
+	}
+	return func(k int) evaluated { return at(byRef[results[k].Object]) }
 }
