@@ -34,7 +34,9 @@ func ServiceBase(provider string, svc *corev1.Service, c *Cluster, behindLB Node
 		return Exposure{}, Overrides{}, &KindError{Kind: ErrNotExposed, Object: ref, Msg: "type is " + typ + ", not LoadBalancer"}
 	}
 	ov, errs := ReadOverrides(svc)
-	e := Exposure{Object: ref, Provider: provider, Layer: Layer4}
+	// A dialect adds a few reasons (scope, configuration, interception): room for them up
+	// front instead of three growths per Service.
+	e := Exposure{Object: ref, Provider: provider, Layer: Layer4, Reasons: make([]Reason, 0, 4)}
 	for i, p := range svc.Spec.Ports {
 		proto, err := ParseProtocol(string(p.Protocol))
 		if err != nil {

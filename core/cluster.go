@@ -54,12 +54,26 @@ type customKey struct{ group, kind, ns, name string }
 // NewCluster indexes objects for evaluation. Objects of other kinds are ignored; the caller
 // evaluates Services and Ingresses separately.
 func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error) {
+	// The maps are sized from the objects: growing them one object at a time was most of
+	// what indexing 10,000 Services allocated.
+	var nodes, services, slices int
+	for _, o := range objs {
+		switch o.(type) {
+		case *corev1.Node:
+			nodes++
+		case *corev1.Service:
+			services++
+		case *discoveryv1.EndpointSlice:
+			slices++
+		}
+	}
 	c := &Cluster{
 		Profile:    profile,
-		nodes:      map[string]*corev1.Node{},
-		services:   map[nsName]*corev1.Service{},
+		nodes:      make(map[string]*corev1.Node, nodes),
+		nodeOrder:  make([]string, 0, nodes),
+		services:   make(map[nsName]*corev1.Service, services),
 		configMaps: map[nsName]*corev1.ConfigMap{},
-		slices:     map[nsName][]*discoveryv1.EndpointSlice{},
+		slices:     make(map[nsName][]*discoveryv1.EndpointSlice, slices),
 		custom:     map[customKey]*unstructured.Unstructured{},
 		classes:    map[string]*networkingv1.IngressClass{},
 	}

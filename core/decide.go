@@ -139,8 +139,8 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 		d.Tentative = true
 		d.Why = reasonDecideTentative.Message + " " + d.Why
 	}
-	if len(offers) > 1 || best < 0 {
-		d.Rejected = make([]Rejection, 0, len(offers))
+	if n := len(offers) - min(best+1, 1); n > 0 {
+		d.Rejected = make([]Rejection, 0, n)
 	}
 	for i := range offers {
 		if i == best {

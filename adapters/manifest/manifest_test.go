@@ -91,6 +91,24 @@ spec:
 			in:     "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
 			want:   []problem{{5, "Service default/a", "", `not valid YAML: key "name" already set in map`}},
 		},
+		"duplicate key in a flow mapping": {
+			reason: "the decoder's own duplicate check is skipped for YAML, so the converters must catch this one too",
+			in:     "apiVersion: v1\nkind: Service\nmetadata: {name: a, name: b}\n",
+			want:   []problem{{3, "Service default/a", "", `not valid YAML: key "name" already set in map`}},
+		},
+		"duplicate key in JSON after a comment": {
+			in:   "# dumped\n{\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"a\", \"name\": \"b\"}}\n",
+			want: []problem{{2, "Service default/b", "metadata.name", `duplicate field`}},
+		},
+		"duplicate key in JSON": {
+			reason: "JSON is decoded as it is: the strict decoder checks its keys",
+			in:     `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "name": "b"}}`,
+			want:   []problem{{1, "Service default/b", "metadata.name", `duplicate field`}},
+		},
+		"duplicate key in a YAML List item": {
+			in:   "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: a\n    name: b\n",
+			want: []problem{{8, "List", "", `not valid YAML: key "name" already set in map`}},
+		},
 		"unquoted boolean annotation": {
 			reason: "annotation values are strings: prevent-loopback: true must be quoted",
 			in: `apiVersion: v1

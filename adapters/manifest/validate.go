@@ -63,9 +63,13 @@ func didYouMean(word string, known []string) string {
 // helpers: an out-of-range port must not be assessed or planned as if it could exist.
 func validateServicePorts(svc *corev1.Service) field.ErrorList {
 	var errs field.ErrorList
-	ports := field.NewPath("spec", "ports")
 	for i, p := range svc.Spec.Ports {
-		at := ports.Index(i)
+		// The path is built when a port is wrong: building one per port of every Service
+		// was a few per cent of what reading 10,000 Services allocated.
+		if validPort(p) {
+			continue
+		}
+		at := field.NewPath("spec", "ports").Index(i)
 		for _, msg := range validation.IsValidPortNum(int(p.Port)) {
 			errs = append(errs, field.Invalid(at.Child("port"), p.Port, msg))
 		}
@@ -89,4 +93,22 @@ func validateServicePorts(svc *corev1.Service) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validPort reports whether validateServicePorts finds nothing wrong with p.
+func validPort(p corev1.ServicePort) bool {
+	if len(validation.IsValidPortNum(int(p.Port))) > 0 {
+		return false
+	}
+	switch p.TargetPort.Type {
+	case intstr.Int:
+		if p.TargetPort.IntVal != 0 && len(validation.IsValidPortNum(int(p.TargetPort.IntVal))) > 0 {
+			return false
+		}
+	case intstr.String:
+		if len(validation.IsValidPortName(p.TargetPort.StrVal)) > 0 {
+			return false
+		}
+	}
+	return p.NodePort == 0 || len(validation.IsValidPortNum(int(p.NodePort))) == 0
 }

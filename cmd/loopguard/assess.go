@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -416,38 +417,52 @@ type exposure struct {
 	also []string
 }
 
-type objectKey struct{ kind, ns, name string }
-
 // exposures lists the Services and Ingresses of the inputs, once each: a later definition of
-// the same object replaces an earlier one, as a sequence of kubectl applies would.
+// the same object replaces an earlier one, as a sequence of kubectl applies would. The list
+// keeps the order of first definitions. Duplicates are found by sorting indices rather than
+// with a map keyed by object: on 10,000 Services the map was a few per cent of what plan
+// allocated.
 func exposures(set *manifest.Set) []*exposure {
-	byKey := map[objectKey]*exposure{}
-	var order []*exposure
+	var objs []int32 // the exposures' indices in set.Objects
 	for i := range set.Objects {
-		obj := &set.Objects[i]
-		switch obj.Object.(type) {
+		switch set.Objects[i].Object.(type) {
 		case *corev1.Service, *networkingv1.Ingress:
-		default:
-			continue
+			objs = append(objs, int32(i))
 		}
-		ref := obj.Ref()
-		k := objectKey{ref.Kind, ref.Namespace, ref.Name}
-		if e, ok := byKey[k]; ok {
-			e.also = append(e.also, e.obj.Source.String())
-			e.obj = obj
-			continue
+	}
+	refs := make([]core.ObjectRef, len(objs))
+	byObject := make([]int32, len(objs)) // positions in objs, sorted by object, stable
+	for p, i := range objs {
+		refs[p] = set.Objects[i].Ref()
+		byObject[p] = int32(p)
+	}
+	slices.SortStableFunc(byObject, func(a, b int32) int {
+		x, y := &refs[a], &refs[b]
+		return cmp.Or(strings.Compare(x.Kind, y.Kind), strings.Compare(x.Namespace, y.Namespace), strings.Compare(x.Name, y.Name))
+	})
+	all := make([]exposure, 0, len(objs))
+	slot := make([]int32, len(objs)) // for an object's first definition, its index in all + 1
+	for k := 0; k < len(byObject); {
+		end := k + 1
+		for end < len(byObject) && refs[byObject[end]] == refs[byObject[k]] {
+			end++
 		}
-		e := &exposure{obj: obj}
-		byKey[k] = e
-		order = append(order, e)
+		// byObject[k:end] are the definitions of one object, in input order: the last is used.
+		e := exposure{obj: &set.Objects[objs[byObject[end-1]]]}
+		for _, p := range byObject[k : end-1] {
+			e.also = append(e.also, set.Objects[objs[p]].Source.String())
+		}
+		all = append(all, e)
+		slot[byObject[k]] = int32(len(all))
+		k = end
+	}
+	order := make([]*exposure, 0, len(all))
+	for p := range objs {
+		if s := slot[p]; s > 0 {
+			order = append(order, &all[s-1])
+		}
 	}
 	return order
-}
-
-// outcome is the evaluation of one exposure, converted to the report's form.
-type outcome struct {
-	res Result
-	err error
 }
 
 // evaluateAll evaluates every exposure on several goroutines: a large input is thousands of
@@ -461,9 +476,20 @@ func evaluateAll(newDialect func() core.Dialect, set *manifest.Set, c *core.Clus
 // evaluateExposures is evaluateAll over exposures already listed. slim results carry only
 // what a plan report shows of the verdict (the object, where it is, risk and symptom): plan
 // takes the decision from the driver's plan, and building every reason and rejected remedy
-// of 10,000 objects only to drop them was a tenth of plan's allocations.
-func evaluateExposures(newDialect func() core.Dialect, exps []*exposure, c *core.Cluster, policy core.Policy, rep *Report, workers int, slim bool) {
-	outs := make([]outcome, len(exps))
+// of 10,000 objects only to drop them was a tenth of plan's allocations. With slim it also
+// returns each exposure's evaluation (nil where it failed), in the order of exps, for the
+// Reconciler to plan from without evaluating again.
+func evaluateExposures(newDialect func() core.Dialect, exps []*exposure, c *core.Cluster, policy core.Policy, rep *Report, workers int, slim bool) []*core.Result {
+	// The report's results are written in place, in the order of exps, then compacted: a
+	// second slice of outcomes to copy from was as large as the report.
+	base := len(rep.Results)
+	rep.Results = slices.Grow(rep.Results, len(exps))[:base+len(exps)]
+	results := rep.Results[base:]
+	errs := make([]error, len(exps))
+	var full []*core.Result
+	if slim {
+		full = make([]*core.Result, len(exps))
+	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -487,35 +513,43 @@ func evaluateExposures(newDialect func() core.Dialect, exps []*exposure, c *core
 				}
 				res, err := evaluate(d, exps[i].obj.Object, c, policy)
 				if err != nil {
-					outs[i].err = err
+					errs[i] = err
 					continue
 				}
 				if slim {
+					full[i] = res
 					a := &res.Assessment
-					outs[i].res = Result{Object: refOf(res.Exposure.Object), Location: exps[i].obj.Source.String(),
+					results[i] = Result{Object: refOf(res.Exposure.Object), Location: exps[i].obj.Source.String(),
 						Provider: res.Exposure.Provider, Risk: string(a.Risk), Symptom: string(a.Symptom)}
 					continue
 				}
-				outs[i].res = resultOf(res, exps[i].obj.Source.String())
+				results[i] = resultOf(res, exps[i].obj.Source.String())
 			}
 		}()
 	}
 	wg.Wait()
-	rep.Results = slices.Grow(rep.Results, len(exps))
+	kept := 0
 	for i, e := range exps {
-		r, err := outs[i].res, outs[i].err
-		loc := e.obj.Source.String()
-		ref := e.obj.Ref()
+		err := errs[i]
 		switch {
 		case err == nil:
+			r := &results[i]
 			if r.Provider == "" {
 				r.Provider = dialectName
 			}
 			for _, a := range e.also {
 				r.Notes = append(r.Notes, reasonOf(RuleDuplicateObject.Because(
-					fmt.Sprintf("Also defined at %s; the later definition at %s is used.", a, loc))))
+					fmt.Sprintf("Also defined at %s; the later definition at %s is used.", a, r.Location))))
 			}
-			rep.Results = append(rep.Results, r)
+			if kept != i {
+				results[kept] = *r
+			}
+			kept++
+			continue
+		}
+		loc := e.obj.Source.String()
+		ref := e.obj.Ref()
+		switch {
 		case core.IsNotExposed(err):
 			why := err.Error()
 			var ke *core.KindError
@@ -530,6 +564,9 @@ func evaluateExposures(newDialect func() core.Dialect, exps []*exposure, c *core
 			rep.Errors = append(rep.Errors, translationErrors(e.obj, err)...)
 		}
 	}
+	clear(results[kept:])
+	rep.Results = rep.Results[:base+kept]
+	return full
 }
 
 // evaluate is core.Evaluate, with a dialect's panic turned into an error for this object so
@@ -608,17 +645,20 @@ func (rep *Report) addErrors(errs []error) {
 	}
 }
 
+// refLess orders objects by namespace, kind and name, as reports list them.
+func refLess(a, b ObjectRef) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
+	return a.Name < b.Name
+}
+
 // finish orders everything deterministically and counts.
 func (rep *Report) finish() {
-	less := func(a, b ObjectRef) bool {
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Name < b.Name
-	}
+	less := refLess
 	sort.SliceStable(rep.Results, func(i, j int) bool { return less(rep.Results[i].Object, rep.Results[j].Object) })
 	sort.SliceStable(rep.Skipped, func(i, j int) bool { return less(rep.Skipped[i].Object, rep.Skipped[j].Object) })
 	sort.SliceStable(rep.Errors, func(i, j int) bool {

@@ -190,6 +190,9 @@ func changeOf(c *core.Change) PlanChange {
 		Create: c.Create, CreateOnly: c.CreateOnly, Disruptive: c.Disruptive,
 		Reason: reasonOf(c.Reason),
 	}
+	if len(c.Edits) > 0 {
+		out.Edits = make([]PlanEdit, 0, len(c.Edits))
+	}
 	for _, e := range c.Edits {
 		path := make([]any, len(e.Path))
 		for i, p := range e.Path {

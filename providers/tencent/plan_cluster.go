@@ -123,7 +123,13 @@ func (pr *planning) get(ctx context.Context, key core.ObjectKey) (*unstructured.
 	return nil, nil
 }
 
+// preventLoopbackField is annotationField of the annotation nearly every plan edits.
+var preventLoopbackField = "metadata.annotations[\"" + AnnotationPreventLoopback + "\"]"
+
 func annotationField(key string) string {
+	if key == AnnotationPreventLoopback {
+		return preventLoopbackField
+	}
 	return "metadata.annotations[\"" + key + "\"]"
 }
 

@@ -233,18 +233,18 @@ func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName
 	if e.Protocols&core.UDP != 0 {
 		clientIP = core.ClientIPLost
 	}
+	// One concatenation per action: appending the client-address note built the string twice.
+	note := "; turn on the PROXY protocol to recover TCP clients' addresses"
+	if e.Protocols&core.UDP != 0 {
+		note = "; UDP clients' addresses are lost behind SNAT"
+	}
 	var action string
 	switch {
 	case cfgName != "":
-		action = "in TkeServiceConfig " + svc.Namespace + "/" + cfgName + " set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners)
+		action = "in TkeServiceConfig " + svc.Namespace + "/" + cfgName + " set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners) + note
 	default:
 		action = "annotate " + AnnotationServiceConfigAuto + ": \"true\" (or reference your own TkeServiceConfig with " + AnnotationServiceConfig +
-			") and set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners) + " in " + svc.Namespace + "/" + svc.Name + AutoServiceConfigSuffix
-	}
-	if e.Protocols&core.UDP != 0 {
-		action += "; UDP clients' addresses are lost behind SNAT"
-	} else {
-		action += "; turn on the PROXY protocol to recover TCP clients' addresses"
+			") and set spec.loadBalancer.l4Listeners[].snatEnable: true for " + keysText(listeners) + " in " + svc.Namespace + "/" + svc.Name + AutoServiceConfigSuffix + note
 	}
 	o := core.Offer{
 		Remedy: core.LBSourceNAT,
