@@ -119,6 +119,9 @@ type ServiceRules struct {
 	Endpoint        netip.AddrPort
 	LBAddr          netip.AddrPort
 	WantLB          bool
+	// AnyLB: do not wait for the LB address either way (a kube-proxy whose handling of
+	// ipMode is what the caller wants to find out).
+	AnyLB bool
 }
 
 // programmed says whether rules show the Service programmed as r says. Pod addresses repeat
@@ -160,7 +163,7 @@ func (r ServiceRules) programmed(mode Mode, rules string) (bool, string) {
 	switch {
 	case !endpoint:
 		return false, "the endpoint " + r.Endpoint.String() + " of " + svc + " is not programmed yet"
-	case lb != r.WantLB:
+	case !r.AnyLB && lb != r.WantLB:
 		return false, fmt.Sprintf("LB address %v programmed: %v, want %v", r.LBAddr, lb, r.WantLB)
 	}
 	return true, ""

@@ -46,6 +46,12 @@ type Scenario struct {
 	BackendExpects ProxyProtocol
 	// WantRulesTimeout bounds the wait for kube-proxy's rules; zero means 30 s.
 	WantRulesTimeout time.Duration
+	// EndpointOnly makes Build wait only until every node has programmed the Service's
+	// endpoint, not for the LB address to be present or absent as IPMode implies: for a
+	// kube-proxy whose handling of ipMode is what the test wants to find out (LBProgrammed
+	// then says). The status is written before kube-proxy starts, so the first ruleset with
+	// the endpoint already reflects it.
+	EndpointOnly bool
 }
 
 // Result is what happened to the client's connection.
@@ -298,7 +304,7 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 		}
 		l.proxies = append(l.proxies, kp)
 	}
-	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: backend, LBAddr: l.vip, WantLB: sc.IPMode == corev1.LoadBalancerIPModeVIP}
+	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: backend, LBAddr: l.vip, WantLB: sc.IPMode == corev1.LoadBalancerIPModeVIP, AnyLB: sc.EndpointOnly}
 	timeout := cmpOr(sc.WantRulesTimeout, 30*time.Second)
 	for _, kp := range l.proxies {
 		if err := kp.waitRules(ctx, want, timeout); err != nil {
@@ -308,18 +314,21 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 	return nil
 }
 
-// WaitRules waits until every node's kube-proxy shows the LB address programmed (wantLB) or
-// not, for a caller that expects something else than the scenario's ipMode implies (an old
-// kube-proxy that ignores ipMode).
-func (l *Lab) WaitRules(ctx context.Context, wantLB bool, timeout time.Duration) error {
-	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080)),
-		LBAddr: l.vip, WantLB: wantLB}
-	for _, kp := range l.proxies {
-		if err := kp.waitRules(ctx, want, timeout); err != nil {
-			return err
-		}
+// LBProgrammed reports whether node's kube-proxy has programmed the LB address right now.
+func (l *Lab) LBProgrammed(ctx context.Context, node string) (bool, error) {
+	rules, err := l.Rules(ctx, node)
+	if err != nil {
+		return false, err
 	}
-	return nil
+	r := ServiceRules{Namespace: l.ns, Name: l.svc, LBAddr: l.vip, WantLB: true,
+		Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080))}
+	ok, _ := r.programmed(l.sc.Mode, rules)
+	return ok, nil
+}
+
+// Service is the lab's Service as the API server has it now.
+func (l *Lab) Service(ctx context.Context) (*corev1.Service, error) {
+	return l.cp.Client().CoreV1().Services(l.ns).Get(ctx, l.svc, metav1.GetOptions{})
 }
 
 // Rules returns a node's ruleset as kube-proxy programmed it (iptables-save -t nat, or the nft
