@@ -31,7 +31,7 @@ import (
 // another) × the header the backend requires (none, v1, v2). A backend that requires a header
 // sits behind HAProxy sending that header, which connects from its own address; the
 // combination "PROXY header and no source NAT" needs a transparent proxy (TPROXY) in the LB
-// namespace, which the lab does not build, and is counted as skipped. Pods hang off a bridge
+// namespace, which the lab does not build, and is counted as not built in the summary line. Pods hang off a bridge
 // with br_netfilter on (flannel's shape): the kernel test covers the attachments.
 
 // rcase is one real-component case.
@@ -221,13 +221,13 @@ func testRealKubeProxy(t *testing.T, mode proxylab.Mode) {
 	t.Run("case", func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
+			if c.notBuilt != "" {
+				// Counted in the summary line with the reason, not as a skipped subtest: the
+				// combination cannot be built here at all, which no machine changes.
+				skipped[c.notBuilt]++
+				continue
+			}
 			t.Run(c.name, func(t *testing.T) {
-				if c.notBuilt != "" {
-					mu.Lock()
-					skipped[c.notBuilt]++
-					mu.Unlock()
-					t.Skip(c.notBuilt)
-				}
 				t.Parallel()
 				model := expectFor(c)
 				l, err := proxylab.Build(t.Context(), realScenario(kp, mode, c))
@@ -269,9 +269,9 @@ func testRealKubeProxy(t *testing.T, mode proxylab.Mode) {
 	for _, f := range slices.Sorted(maps.Keys(failures)) {
 		kinds = append(kinds, fmt.Sprintf("%d %s", failures[f], f))
 	}
-	fmt.Printf("%s: %d scenarios, %d agree, %d disagree, %d without a verdict; failures seen: %s; %d skipped; wall %v\n",
+	fmt.Printf("%s: %d scenarios, %d agree, %d disagree, %d without a verdict; failures seen: %s; %d not built; wall %v\n",
 		label, ran, agree, bad, noResult, strings.Join(kinds, ", "), nSkipped, time.Since(start).Round(10*time.Millisecond))
 	for _, why := range slices.Sorted(maps.Keys(skipped)) {
-		fmt.Printf("%s:   skipped %d: %s\n", label, skipped[why], why)
+		fmt.Printf("%s:   not built %d: %s\n", label, skipped[why], why)
 	}
 }

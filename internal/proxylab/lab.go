@@ -413,11 +413,16 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// DefaultTimeout bounds the client's exchange when the scenario sets none: longer than netlab's,
+// because a lab here shares the machine with kube-proxies and HAProxies starting up, and away
+// from the 1 s and 3 s SYN retransmissions. Only the loop cases wait it out.
+const DefaultTimeout = 2500 * time.Millisecond
+
 // Connect dials the LB address from the scenario's client Pod, sends one HTTP request (a
 // client that speaks first, so a backend waiting for a PROXY header rejects at once instead of
 // at its timeout) and reads the answer.
 func (l *Lab) Connect(ctx context.Context) Result {
-	timeout := cmpOr(l.sc.Net.Timeout, netlab.DefaultTimeout)
+	timeout := cmpOr(l.sc.Net.Timeout, DefaultTimeout)
 	pod := l.sc.Net.Client
 	podNS := l.net.PodNetns(pod)
 	syns0, _ := l.lbSYNs(ctx)
