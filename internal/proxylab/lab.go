@@ -513,11 +513,7 @@ func (l *Lab) exchange(ctx context.Context, podNS string) Result {
 	if err == nil {
 		err = fmt.Errorf("closed without an answer (%d bytes: %q)", len(body), body)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() && len(body) == 0 {
-		// Connected to something that never answered nor closed.
-		return Result{Err: err, Failure: FailureClosed}
-	}
+	// Accepted, then reset, closed or silent: Connect asks the backend's log why.
 	return Result{Err: err, Failure: FailureClosed}
 }
 
