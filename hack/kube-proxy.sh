@@ -7,10 +7,14 @@
 #   export LOOPGUARD_KUBE_PROXY="$(hack/kube-proxy.sh)"
 #   KUBE_PROXY_VERSION=1.28.15 hack/kube-proxy.sh      # an older release, for the version-skew test
 #
+# The tests read the two paths from LOOPGUARD_KUBE_PROXY and LOOPGUARD_KUBE_PROXY_SKEW
+# (internal/proxylab); .ci/run exports both.
+#
 # Logs go to stderr. A cache hit runs nothing but `go env`. A cold build takes about a minute
 # of CPU when the Go build cache already holds kube-apiserver's packages (same versions, same
-# flags), longer otherwise; it happens in a throwaway module under $TMPDIR, never in the
-# project's go.mod, and the binary is moved into place in one rename.
+# flags), longer otherwise: v1.28.15, whose packages share nothing with v1.37's, took 476 s on
+# two cores shared with other builds. It happens in a throwaway module under $TMPDIR, never in
+# the project's go.mod, and the binary is moved into place in one rename.
 #
 # Environment (all optional):
 #   KUBE_PROXY_VERSION  Kubernetes release to build (default 1.37.2)

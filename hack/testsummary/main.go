@@ -29,6 +29,13 @@ func main() {
 // skipReasonRE takes "    file_test.go:12: reason" apart: the reason is what t.Skip said.
 var skipReasonRE = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: (.*)$`)
 
+// isSummaryLine: the dataplane tests' summaries, "dataplane: N scenarios, ..." and
+// "dataplane (kube-proxy v1.37.2 iptables): N scenarios, ...", printed whatever the test's
+// outcome.
+func isSummaryLine(s string) bool {
+	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (")
+}
+
 func summarize(in io.Reader, out io.Writer) int {
 	failed := false
 	outputs := map[key][]string{}
@@ -47,12 +54,12 @@ func summarize(in io.Reader, out io.Writer) int {
 		k := key{e.Package, e.Test}
 		switch e.Action {
 		case "output", "build-output":
-			if strings.HasPrefix(e.Output, "dataplane: ") {
+			if isSummaryLine(e.Output) {
 				fmt.Fprint(out, e.Output)
 			}
 			if e.Test == "" || e.Action == "build-output" {
 				// The package's own lines: "ok  pkg 1.2s", "FAIL", "--- FAIL", panics.
-				if !strings.HasPrefix(e.Output, "=== ") && e.Output != "PASS\n" && !strings.HasPrefix(e.Output, "dataplane: ") {
+				if !strings.HasPrefix(e.Output, "=== ") && e.Output != "PASS\n" && !isSummaryLine(e.Output) {
 					fmt.Fprint(out, e.Output)
 				}
 				continue

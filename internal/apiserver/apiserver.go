@@ -1,14 +1,17 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +66,7 @@ type options struct {
 	crdPaths []string
 	crds     []*apiextensionsv1.CustomResourceDefinition
 	flags    [][]string
+	address  string
 }
 
 // WithCRDPaths installs the CustomResourceDefinitions found in these YAML files or folders
@@ -81,6 +85,15 @@ func WithCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 // example WithFlag("feature-gates", "SomeGate=true").
 func WithFlag(name string, values ...string) Option {
 	return func(o *options) { o.flags = append(o.flags, append([]string{name}, values...)) }
+}
+
+// WithSecureAddress makes kube-apiserver serve on this IP address (a free port is picked)
+// instead of 127.0.0.1, and advertise it. The address goes into the serving certificate, so a
+// client in another network namespace (a real kube-proxy in a lab node) can reach and verify
+// the server there. The address must already be assigned to an interface of the caller's
+// network namespace.
+func WithSecureAddress(ip string) Option {
+	return func(o *options) { o.address = ip }
 }
 
 // Start starts a server for this test alone and stops it when the test ends. It skips the
@@ -123,6 +136,13 @@ func Launch(opts ...Option) (*Server, error) {
 	}
 
 	apiServer := &envtest.APIServer{Path: apiServerPath, Out: out, Err: out}
+	if o.address != "" {
+		port, err := freePort(o.address)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: a port on %s: %w", o.address, err)
+		}
+		apiServer.SecureServing.Address, apiServer.SecureServing.Port = o.address, strconv.Itoa(port)
+	}
 	args := apiServer.Configure()
 	// Without a default route kube-apiserver finds no address to advertise and exits ("Unable
 	// to find suitable network address"); turning the endpoint reconciler off is not enough on
@@ -132,7 +152,7 @@ func Launch(opts ...Option) (*Server, error) {
 	// network namespace with only lo; docs/sources.md#api-server). The cost: nobody maintains the
 	// default/kubernetes Endpoints object, which no loopguard test reads.
 	args.Set("endpoint-reconciler-type", "none")
-	args.Set("advertise-address", "127.0.0.1")
+	args.Set("advertise-address", cmp.Or(o.address, "127.0.0.1"))
 	reconciler, advertiseSet := "none", false
 	for _, f := range o.flags {
 		args.Set(f[0], f[1:]...)
@@ -187,6 +207,16 @@ func Launch(opts ...Option) (*Server, error) {
 	return &Server{env: env, config: cfg, client: client, logs: logs}, nil
 }
 
+// freePort asks the kernel for a port that is free on ip right now.
+func freePort(ip string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 // binaries finds the two binaries the way envtest would, but tells "not configured" (skip)
 // apart from "configured and missing" (fail): CI sets KUBEBUILDER_ASSETS, and a typo there
 // must not turn every server test into a green skip.
@@ -217,6 +247,17 @@ func binaries() (apiServer, etcd string, err error) {
 // Config returns a new copy of an admin (system:masters) client configuration, so a test may
 // change it (impersonation, rate limits) without affecting others sharing the server.
 func (s *Server) Config() *rest.Config { return rest.CopyConfig(s.config) }
+
+// Kubeconfig returns a kubeconfig file's content for a new user of the server with these
+// groups (for example "system:kube-proxy" in "system:masters"), for a program that runs
+// outside the test binary.
+func (s *Server) Kubeconfig(user string, groups ...string) ([]byte, error) {
+	u, err := s.env.ControlPlane.AddUser(envtest.User{Name: user, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: add user %s: %w", user, err)
+	}
+	return u.KubeConfig()
+}
 
 // Client returns a client-go clientset authenticated as admin.
 func (s *Server) Client() kubernetes.Interface { return s.client }

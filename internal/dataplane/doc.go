@@ -24,6 +24,29 @@
 //
 //	cd internal/dataplane && go test
 //
+// A second set of tests replaces netlab's hand-written parts with real ones (internal/proxylab):
+// the real kube-proxy v1.37.2 in iptables and in nftables mode, driven by a real kube-apiserver
+// through Service, EndpointSlice and Node objects with ipMode in the status, and HAProxy as the
+// LB and the backend where a PROXY protocol header is involved. They run both failure
+// directions (the loop on the Proxy path; on the VIP path, a backend that requires a PROXY
+// header and gets none) and print
+//
+//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, ...
+//
+// and the same for nftables. The expectation is core.Assess's; the model does not yet carry
+// "the backend requires a PROXY header", so withProxyTable lays a one-row table over it
+// (realproxy_test.go says how to switch to the model). TestKubeProxyVersionSkew runs a
+// kube-proxy that predates ipMode (v1.28.15) and checks what the plain Kubernetes dialect
+// predicts for it. These tests also need KUBEBUILDER_ASSETS, haproxy, nftables and
+// LOOPGUARD_KUBE_PROXY / LOOPGUARD_KUBE_PROXY_SKEW, and skip, saying which is missing, without
+// them.
+//
+// The hand-written rules remain for what the kernel test covers and a real kube-proxy is not
+// run for: the IPVS stand-in and real IPVS (no ip_vs here), a node proxy without a local VIP,
+// Pods calling their own Service with self-masquerade turned off, and the Pod attachments
+// (bridge with and without br_netfilter, routed), which the real-component tests fix to a
+// bridge with br_netfilter on.
+//
 // The tests need what netlab needs (ip, iptables-restore, and user or root network
 // namespaces) and skip with netlab's reason elsewhere.
 package dataplane

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/internal/netlab"
+	"github.com/loopguard/loopguard/internal/proxylab"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +26,8 @@ func TestMain(m *testing.M) {
 	if !set {
 		_ = flag.Set("test.parallel", "32")
 	}
-	os.Exit(netlab.Main(m))
+	// proxylab.Main is netlab's sandbox, and stops the real-component tests' control plane.
+	os.Exit(proxylab.Main(m))
 }
 
 // verdict is one side's answer for the declared client's connection.

@@ -54,6 +54,17 @@
 // Tests call Require to skip, with the reason, where the sandbox cannot be made (user
 // namespaces forbidden, ip or iptables missing).
 //
+// # Real components instead of netlab's own
+//
+// A harness can replace netlab's hand-written parts with real ones and keep the namespaces,
+// addresses and routes: InterceptExternal leaves a node's service-proxy rules to a program the
+// caller runs there, LoadBalancer.External leaves the LB namespace's forwarding to one (netlab
+// still holds the VIP and routes), Service.ExternalServer leaves the backend's server to one.
+// Lab.NodeNetns, LBNetns and PodNetns name the namespaces; StartIn, RunIn and InNetns run
+// programs and code in them; VethToSandbox joins one to the sandbox's own namespace (for a
+// control plane); WatchSYNACKs gives a caller's own client the packet evidence Dial uses.
+// internal/proxylab runs the real kube-proxy, kube-apiserver and HAProxy this way.
+//
 // # Stand-ins
 //
 // This kernel has no IPVS and no dummy links (docs/sources.md#kernel-lab). InterceptIPVSStandIn binds the

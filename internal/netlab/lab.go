@@ -280,11 +280,13 @@ func (l *Lab) build(ctx context.Context) error {
 
 	// 7. Userspace: the backend's server, and node proxies.
 	ep := l.sc.Service.Endpoint
-	srv, err := startServer(l.podNS[ep], netip.AddrPortFrom(netip.IPv4Unspecified(), sc.Service.TargetPort))
-	if err != nil {
-		return fmt.Errorf("start server in Pod %q: %w", ep, err)
+	if !sc.Service.ExternalServer {
+		srv, err := startServer(l.podNS[ep], netip.AddrPortFrom(netip.IPv4Unspecified(), sc.Service.TargetPort))
+		if err != nil {
+			return fmt.Errorf("start server in Pod %q: %w", ep, err)
+		}
+		l.server = srv
 	}
-	l.server = srv
 	backend := netip.AddrPortFrom(l.podIP[ep], sc.Service.TargetPort)
 	for _, n := range sc.Nodes {
 		var listen netip.AddrPort
@@ -392,6 +394,10 @@ func (l *Lab) configureLB(ctx context.Context) error {
 		return err
 	}
 
+	if sc.LB.External {
+		// The caller's LB listens on the VIP itself.
+		return nil
+	}
 	var target netip.AddrPort
 	switch sc.LB.Backend {
 	case BackendDirectToPod:
@@ -469,6 +475,10 @@ func (l *Lab) configureNode(ctx context.Context, n Node, pods []Pod, podVeth map
 		if err := writeSysctls(ns, s); err != nil {
 			return err
 		}
+	}
+	if n.Intercept == InterceptExternal {
+		// The caller's service proxy programs this node.
+		return nil
 	}
 	if _, err := run(ctx, ns, l.kubeProxyRules(n), "iptables-restore", "-w"); err != nil {
 		return err

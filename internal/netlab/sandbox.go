@@ -39,7 +39,10 @@ var sandboxErr = errors.New("netlab: not inside the sandbox (call netlab.Main fr
 // tmpfs on /run and runs the tests. If the sandbox cannot be made — user namespaces not
 // allowed, ip or iptables-restore missing — the tests run where they are and Require skips
 // them with the reason; nothing touches the host network either way.
-func Main(m *testing.M) int {
+//
+// m is a *testing.M, or anything that runs the tests the same way (a harness built on netlab
+// may wrap m.Run to stop what it started once the tests are done, inside the sandbox).
+func Main(m interface{ Run() int }) int {
 	if parent, ok := os.LookupEnv(sandboxEnv); ok {
 		sandboxErr = enterSandbox(parent)
 		return m.Run()

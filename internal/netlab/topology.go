@@ -104,6 +104,11 @@ const (
 	// externalTrafficPolicy Local. Runs only where /proc/net/ip_vs exists and ipvsadm is
 	// installed; NOT exercised on the machine this was written on, which has no IPVS.
 	InterceptIPVS
+	// InterceptExternal: netlab programs no service-proxy rules at all on this node, neither
+	// for the VIP nor for ClusterIP or NodePort; the caller runs a real service proxy in the
+	// node's namespace (internal/proxylab runs the real kube-proxy there, see
+	// Lab.NodeNetns).
+	InterceptExternal
 )
 
 func (i Intercept) String() string {
@@ -118,6 +123,8 @@ func (i Intercept) String() string {
 		return "proxy-without-local-vip"
 	case InterceptIPVS:
 		return "ipvs"
+	case InterceptExternal:
+		return "external"
 	}
 	return fmt.Sprintf("Intercept(%d)", int(i))
 }
@@ -147,6 +154,10 @@ type Service struct {
 	// ExternalTrafficPolicy decides kube-proxy's masquerade for NodePort and intercepted LB
 	// traffic (zero: TrafficPolicyCluster, the Kubernetes default).
 	ExternalTrafficPolicy TrafficPolicy
+	// ExternalServer: netlab starts no server in the endpoint Pod; the caller runs one on
+	// TargetPort (internal/proxylab runs HAProxy there, with or without accept-proxy).
+	// Lab.Connect needs netlab's server, so a caller that sets this dials by itself.
+	ExternalServer bool
 }
 
 // TrafficPolicy is a Service's externalTrafficPolicy.
@@ -187,6 +198,11 @@ type LoadBalancer struct {
 	// connection to. The LB's choice is forced so a test can say "lands on the client's
 	// node" or "another node" (docs/sources.md#loopback: probability about 1/N per connection).
 	TargetNode string
+	// External: netlab holds the VIP and routes in the LB namespace but writes no DNAT or
+	// source NAT rule there; the caller runs a real load balancer in it (Lab.LBNetns), such
+	// as HAProxy in TCP mode. SourceNAT must then be false: what the LB does with the source
+	// is the caller's LB's business.
+	External bool
 }
 
 // BackendBinding is what the LB has registered as its backend.
@@ -301,7 +317,7 @@ func (s Scenario) Validate() error {
 		if n.PodNetwork != PodNetworkBridge && n.PodNetwork != PodNetworkRouted {
 			bad("node %q: unknown %v", n.Name, n.PodNetwork)
 		}
-		if n.Intercept < InterceptNone || n.Intercept > InterceptIPVS {
+		if n.Intercept < InterceptNone || n.Intercept > InterceptExternal {
 			bad("node %q: unknown %v", n.Name, n.Intercept)
 		}
 	}
@@ -362,6 +378,9 @@ func (s Scenario) Validate() error {
 	}
 	if s.LB.VIP == s.Service.ClusterIP {
 		bad("VIP and ClusterIP are both %v", s.LB.VIP)
+	}
+	if s.LB.External && s.LB.SourceNAT {
+		bad("LB SourceNAT is netlab's MASQUERADE rule; an External LB does its own source NAT")
 	}
 	switch s.LB.Backend {
 	case BackendDirectToPod:

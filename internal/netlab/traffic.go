@@ -128,6 +128,9 @@ func (l *Lab) Dial(ctx context.Context, pod string, dst netip.AddrPort, timeout 
 	if !ok {
 		return Result{Err: fmt.Errorf("no Pod %q in this lab", pod)}
 	}
+	if l.server == nil {
+		return Result{Err: errors.New("netlab: Service.ExternalServer: netlab runs no server to report to Dial; dial with the caller's own client")}
+	}
 	var notes []string
 	for attempt := 1; ; attempt++ {
 		res, ev, err := l.attempt(ctx, ns, pod, dst, timeout)

@@ -1,0 +1,277 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/internal/netlab"
+	"github.com/loopguard/loopguard/internal/proxylab"
+)
+
+// The real-component cases: both failure directions, with the interception rules programmed
+// by the real kube-proxy (internal/proxylab) from a real Service whose ipMode is written
+// through the status subresource, the real HAProxy as the PROXY-protocol LB and backend, and
+// the model's verdict for each.
+//
+//   - the VIP direction: ipMode VIP, the node intercepts, the packet never reaches the LB; a
+//     backend that requires a PROXY header gets none and rejects the connection.
+//   - the Proxy direction: ipMode Proxy, traffic goes through the LB; without source NAT and
+//     with the backend on the client's node, the reply short-circuits (the loop).
+//
+// Dimensions: ipMode × LB source NAT × binding × where the LB lands (the client's node or
+// another) × the header the backend requires (none, v1, v2). A backend that requires a header
+// sits behind HAProxy sending that header, which connects from its own address; the
+// combination "PROXY header and no source NAT" needs a transparent proxy (TPROXY) in the LB
+// namespace, which the lab does not build, and is counted as not built in the summary line. Pods hang off a bridge
+// with br_netfilter on (flannel's shape): the kernel test covers the attachments.
+
+// rcase is one real-component case.
+type rcase struct {
+	name     string
+	ipMode   corev1.LoadBalancerIPMode
+	lbSNAT   bool
+	binding  binding
+	place    placement
+	expects  proxylab.ProxyProtocol
+	exposure *core.Exposure
+	// notBuilt says why the case is not built (counted as skipped).
+	notBuilt string
+}
+
+func realProxyCases(mode core.ProxyMode) []rcase {
+	var out []rcase
+	for _, ipMode := range []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeVIP, corev1.LoadBalancerIPModeProxy} {
+		for _, snat := range []bool{false, true} {
+			for _, b := range bindings {
+				for _, p := range placements {
+					for _, pp := range []proxylab.ProxyProtocol{proxylab.ProxyNone, proxylab.ProxyV1, proxylab.ProxyV2} {
+						c := rcase{ipMode: ipMode, lbSNAT: snat, binding: b, place: p, expects: pp}
+						c.name = fmt.Sprintf("ipmode=%s/lb-snat=%s/%v/lb-picks=%v/backend-expects-proxy=%v", ipMode, onOff(snat), b, p, pp)
+						if pp != proxylab.ProxyNone && !snat {
+							c.notBuilt = "a PROXY header without source NAT needs a transparent proxy (TPROXY) in the LB namespace"
+						} else {
+							c.exposure = realProxyExposure(mode, c)
+						}
+						out = append(out, c)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// realProxyExposure is what a dialect fills for the case: kube-proxy (a version that honours
+// ipMode) intercepts the LB address exactly when ipMode is VIP, masquerading as
+// core.KubeProxyMasquerades says; the LB replaces the source when it SNATs or is a TCP proxy;
+// it passes the client address in a PROXY header when it sends one.
+func realProxyExposure(mode core.ProxyMode, c rcase) *core.Exposure {
+	d := dims{lbSNAT: c.lbSNAT || c.expects != proxylab.ProxyNone, binding: c.binding, placement: c.place, attachment: attachBridgeNF}
+	e := baseExposure(d)
+	e.Intercept = core.FactOf(c.ipMode == corev1.LoadBalancerIPModeVIP)
+	e.InterceptMasquerades = core.KubeProxyMasquerades(mode, d.binding.policy())
+	e.LBSourceNAT = core.FactOf(d.lbSNAT)
+	e.ProxyProtocol = core.FactOf(c.expects != proxylab.ProxyNone)
+	e.Binding = d.binding.core()
+	e.Placement = placementFor(d)
+	describeBackend(&e, c.expects)
+	return &e
+}
+
+// describeBackend tells the model what the backend depends on from the LB. core.Exposure has
+// no field for "the backend requires a PROXY header" yet (it is being added to core); once it
+// has, set it here and switch expectFor below to modelVerdict.
+func describeBackend(e *core.Exposure, expects proxylab.ProxyProtocol) {}
+
+// expectFor is where each case's expected verdict comes from: the model, with the small table
+// of proxyTable laid over it for what the model does not know yet. Switching to the model
+// alone is this one line (expectFor = modelVerdict), after describeBackend fills the fact.
+var expectFor = withProxyTable
+
+// rverdict is a verdict plus what the PROXY header named as the client.
+type rverdict struct {
+	verdict
+	// header is the kind of address the backend's PROXY header named as the client, only when
+	// connected to a backend that requires one.
+	header core.SourceKind
+}
+
+func (v rverdict) String() string {
+	if v.header != "" {
+		return v.verdict.String() + ", header names " + string(v.header)
+	}
+	return v.verdict.String()
+}
+
+// failureProtocolError: the backend rejected the connection for what it lacked from the LB
+// (here: a PROXY header); the symptom core calls protocol-error.
+const failureProtocolError failure = "protocol-error"
+
+// symptomProtocolError is the model's symptom for it (spelled out until core exports it).
+const symptomProtocolError core.Symptom = "protocol-error"
+
+// modelVerdict is core.Assess's verdict for the case.
+func modelVerdict(c *rcase) rverdict {
+	a := core.Assess(c.exposure)
+	if a.Symptom == symptomProtocolError {
+		return rverdict{verdict: verdict{connected: core.No, failure: failureProtocolError}}
+	}
+	v := rverdict{verdict: predict(&kcase{exposure: c.exposure})}
+	if v.connected == core.Yes && c.expects != proxylab.ProxyNone && a.Source.ClientIP == core.ClientIPProxyProtocol {
+		v.header = core.SourceClientPod
+	}
+	return v
+}
+
+// withProxyTable is the model's verdict with the PROXY-protocol rule the model does not have
+// yet, as a table of one row: on the VIP path (the node intercepts, the model's Path is VIP) a
+// backend that requires a PROXY header gets none and rejects the connection. Everywhere else
+// the model's verdict stands.
+func withProxyTable(c *rcase) rverdict {
+	v := modelVerdict(c)
+	if c.expects != proxylab.ProxyNone && core.Assess(c.exposure).Path == core.PathVIP {
+		return rverdict{verdict: verdict{connected: core.No, failure: failureProtocolError}}
+	}
+	return v
+}
+
+// observeReal is the lab's verdict.
+func observeReal(r proxylab.Result, c *rcase) rverdict {
+	if !r.Connected {
+		f := failure(r.Failure)
+		if r.Failure == proxylab.FailureProtocolError {
+			f = failureProtocolError
+		}
+		return rverdict{verdict: verdict{connected: core.No, failure: f}}
+	}
+	v := rverdict{verdict: verdict{connected: core.Yes, source: sourceKind(r.PeerOrigin, clientPod)}}
+	if c.expects != proxylab.ProxyNone {
+		v.header = sourceKind(r.HeaderSourceOrigin, clientPod)
+	}
+	return v
+}
+
+func compareReal(model, lab rverdict) *disagreement {
+	if d := compare(model.verdict, lab.verdict, false); d != nil {
+		return d
+	}
+	if model.header != lab.header {
+		return &disagreement{"header", string(model.header), string(lab.header)}
+	}
+	return nil
+}
+
+// realScenario is the lab for the case: a client Pod on n1, the backend where the LB lands.
+func realScenario(kp string, mode proxylab.Mode, c *rcase) proxylab.Scenario {
+	d := dims{binding: c.binding, placement: c.place, attachment: attachBridgeNF}
+	net := twoNodeScenario(d)
+	for i := range net.Nodes {
+		net.Nodes[i].Intercept = netlab.InterceptExternal
+	}
+	net.Service.ExternalServer = true
+	net.LB = netlab.LoadBalancer{SourceNAT: c.lbSNAT && c.expects == proxylab.ProxyNone}
+	switch c.binding {
+	case bindNodePortCluster, bindNodePortLocal:
+		net.LB.Backend, net.LB.TargetNode = netlab.BackendNodePort, c.place.backendNode()
+	case bindDirectToPod:
+		net.LB.Backend = netlab.BackendDirectToPod
+	}
+	return proxylab.Scenario{KubeProxy: kp, Mode: mode, IPMode: c.ipMode, Net: net, LBProxy: c.expects, BackendExpects: c.expects}
+}
+
+// TestRealKubeProxyIPTables and TestRealKubeProxyNFTables run every case with the real
+// kube-proxy in that mode and print
+//
+//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, ...
+func TestRealKubeProxyIPTables(t *testing.T) { testRealKubeProxy(t, proxylab.ModeIPTables) }
+func TestRealKubeProxyNFTables(t *testing.T) { testRealKubeProxy(t, proxylab.ModeNFTables) }
+
+func testRealKubeProxy(t *testing.T, mode proxylab.Mode) {
+	coreMode := map[proxylab.Mode]core.ProxyMode{proxylab.ModeIPTables: core.ProxyModeIPTables, proxylab.ModeNFTables: core.ProxyModeNFTables}[mode]
+	cases := realProxyCases(coreMode)
+	label := fmt.Sprintf("dataplane (kube-proxy %%s %s)", mode)
+	kp, version, err := proxylab.KubeProxyBinary(proxylab.EnvKubeProxy)
+	if err == nil {
+		err = proxylab.Available()
+	}
+	if err != nil {
+		fmt.Printf(label+": 0 scenarios, 0 agree; all %d cases skipped: %v\n", "v1.37.2", len(cases), err)
+		if errors.Is(err, proxylab.ErrNoBinary) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	label = fmt.Sprintf(label, version)
+	var (
+		mu                        sync.Mutex
+		ran, agree, bad, noResult int
+		skipped                   = map[string]int{}
+		failures                  = map[failure]int{}
+	)
+	start := time.Now()
+	t.Run("case", func(t *testing.T) {
+		for i := range cases {
+			c := &cases[i]
+			if c.notBuilt != "" {
+				// Counted in the summary line with the reason, not as a skipped subtest: the
+				// combination cannot be built here at all, which no machine changes.
+				skipped[c.notBuilt]++
+				continue
+			}
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				model := expectFor(c)
+				l, err := proxylab.Build(t.Context(), realScenario(kp, mode, c))
+				if err != nil {
+					mu.Lock()
+					noResult++
+					mu.Unlock()
+					t.Fatalf("harness: %v", err)
+				}
+				defer func() {
+					if err := l.Close(); err != nil {
+						t.Errorf("harness: %v", err)
+					}
+				}()
+				res := l.Connect(t.Context())
+				lab := observeReal(res, c)
+				d := compareReal(model, lab)
+				t.Logf("model: %v; lab: %v; %v", model, lab, res)
+				mu.Lock()
+				defer mu.Unlock()
+				ran++
+				if lab.connected != core.Yes {
+					failures[lab.failure]++
+				}
+				if d == nil {
+					agree++
+					return
+				}
+				bad++
+				t.Errorf("model and lab disagree: %v\nfacts: %s\n%s", d, facts(&kcase{exposure: c.exposure}), l.Logs())
+			})
+		}
+	})
+	nSkipped := 0
+	for _, n := range skipped {
+		nSkipped += n
+	}
+	var kinds []string
+	for _, f := range slices.Sorted(maps.Keys(failures)) {
+		kinds = append(kinds, fmt.Sprintf("%d %s", failures[f], f))
+	}
+	fmt.Printf("%s: %d scenarios, %d agree, %d disagree, %d without a verdict; failures seen: %s; %d not built; wall %v\n",
+		label, ran, agree, bad, noResult, strings.Join(kinds, ", "), nSkipped, time.Since(start).Round(10*time.Millisecond))
+	for _, why := range slices.Sorted(maps.Keys(skipped)) {
+		fmt.Printf("%s:   not built %d: %s\n", label, skipped[why], why)
+	}
+}
