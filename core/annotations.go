@@ -21,7 +21,14 @@ const (
 	// AnnotationClients is a label selector for the in-cluster client Pods of this object; it
 	// overrides the profile's clients.
 	AnnotationClients = "loopguard.io/clients"
+	// AnnotationBackendExpects declares what the backends need from the LB, for what no
+	// dialect can see (a PROXY-expecting server behind a CCM loopguard does not know): a comma
+	// list of proxy-protocol, proxy-protocol-v1, proxy-protocol-v2, tls, l7-routing, or none.
+	AnnotationBackendExpects = "loopguard.io/backend-expects"
 )
+
+// Values of AnnotationBackendExpects.
+var backendExpectsValues = []string{"proxy-protocol", "proxy-protocol-v1", "proxy-protocol-v2", "tls", "l7-routing", "none"}
 
 // RuleOverride explains a fact that came from a loopguard.io annotation.
 var RuleOverride = Rule{"loopguard-annotation",
@@ -34,6 +41,8 @@ type Overrides struct {
 	Access      ClientAccess
 	// Clients is nil when the object declares no client selector.
 	Clients labels.Selector
+	// Needs is nil when the object does not declare what its backends need from the LB.
+	Needs *LBDependence
 }
 
 var annotationsPath = field.NewPath("metadata", "annotations")
@@ -71,6 +80,14 @@ func ReadOverrides(obj metav1.Object) (Overrides, field.ErrorList) {
 			errs = append(errs, field.NotSupported(AnnotationPath(AnnotationClientAccess), v, []string{"lb-address", string(AccessServiceName)}))
 		}
 	}
+	if v, ok := ann[AnnotationBackendExpects]; ok {
+		needs, err := parseBackendExpects(v)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			o.Needs = needs
+		}
+	}
 	if v, ok := ann[AnnotationClients]; ok {
 		sel, err := labels.Parse(v)
 		if err != nil {
@@ -95,6 +112,69 @@ func (o *Overrides) Apply(e *Exposure) {
 	if o.Access != AccessLBAddress {
 		e.Access = o.Access
 	}
+	if o.Needs != nil {
+		// A declaration is the whole answer: what it does not name, the backends do not need.
+		e.Needs = *o.Needs
+		if e.Needs.ProxyHeader == No && e.ProxyProtocol == Yes {
+			// The LB's own header cannot be declared away; the dialect read it.
+			e.Needs.ProxyHeader = Yes
+		}
+		e.Reasons = append(e.Reasons, RuleOverride.Because(AnnotationBackendExpects+": "+o.Needs.String()))
+	}
+}
+
+// parseBackendExpects reads AnnotationBackendExpects.
+func parseBackendExpects(v string) (*LBDependence, *field.Error) {
+	d := &LBDependence{ProxyHeader: No, TLS: No, L7Routing: No}
+	none := false
+	for _, item := range strings.Split(v, ",") {
+		switch item = strings.TrimSpace(item); item {
+		case "proxy-protocol":
+			d.ProxyHeader = Yes
+		case "proxy-protocol-v1", "proxy-protocol-v2":
+			if d.ProxyVersion != "" && d.ProxyVersion != item[len(item)-2:] {
+				return nil, field.Invalid(AnnotationPath(AnnotationBackendExpects), v, "name one PROXY protocol version")
+			}
+			d.ProxyHeader, d.ProxyVersion = Yes, item[len(item)-2:]
+		case "tls":
+			d.TLS = Yes
+		case "l7-routing":
+			d.L7Routing = Yes
+		case "none":
+			none = true
+		default:
+			return nil, field.NotSupported(AnnotationPath(AnnotationBackendExpects), item, backendExpectsValues)
+		}
+	}
+	if none && d.Any() == Yes {
+		return nil, field.Invalid(AnnotationPath(AnnotationBackendExpects), v, "none cannot be combined with another value")
+	}
+	return d, nil
+}
+
+// String is the dependence in AnnotationBackendExpects's words.
+func (d LBDependence) String() string {
+	var parts []string
+	if d.ProxyHeader == Yes {
+		p := "proxy-protocol"
+		if d.ProxyVersion != "" {
+			p += "-" + d.ProxyVersion
+		}
+		parts = append(parts, p)
+	}
+	if d.TLS == Yes {
+		parts = append(parts, "tls")
+	}
+	if d.L7Routing == Yes {
+		parts = append(parts, "l7-routing")
+	}
+	if len(parts) == 0 {
+		if d.Any() == No {
+			return "none"
+		}
+		return "unknown"
+	}
+	return strings.Join(parts, ",")
 }
 
 func boolString(f Fact) string {

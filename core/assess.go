@@ -29,6 +29,11 @@ const (
 	SymptomIntermittent Symptom = "intermittent"
 	// SymptomDelay: layer 7, some requests take ~4 s while the LB retries another backend.
 	SymptomDelay Symptom = "delay"
+	// SymptomProtocolError: the other direction. The node intercepts the LB address (path
+	// VIP), so in-cluster connections never get what the backends expect from the LB (a PROXY
+	// protocol header, TLS ended at the LB, its layer-7 rules): the backend rejects or misreads
+	// every one of them (docs/sources.md#lb-dependence).
+	SymptomProtocolError Symptom = "protocol-error"
 )
 
 // Path is the KEP-1860 serving path (status.loadBalancer.ingress[].ipMode).
@@ -152,6 +157,9 @@ type Assessment struct {
 	// Layer and Protocols are copied from the exposure; Decide needs them.
 	Layer     Layer     `json:"layer"`
 	Protocols Protocols `json:"-"`
+	// NeedsLB is the exposure's LBDependence.Any (with the LB's own PROXY protocol): Decide
+	// never picks a remedy that keeps in-cluster traffic off the LB when it is Yes.
+	NeedsLB Fact `json:"needsLB"`
 }
 
 // Names of facts reported in Assessment.Missing.
@@ -183,6 +191,9 @@ var (
 	reasonDeclaredClients  = RuleDeclaredClients.Reason()
 	reasonNodePortSource   = RuleSourceNodePort.Reason()
 	reasonBridgeNFOff      = RuleBridgeNetfilterOff.Reason()
+	reasonVIPProxyHeader   = RuleVIPSkipsProxyHeader.Reason()
+	reasonVIPTLS           = RuleVIPSkipsTLS.Reason()
+	reasonVIPL7            = RuleVIPSkipsL7.Reason()
 )
 
 // Assess applies the dataplane physics to one exposure. It is pure and cheap: it allocates
@@ -194,6 +205,8 @@ func Assess(e *Exposure) Assessment {
 		Protocols: e.Protocols,
 		Reasons:   make([]Reason, 0, len(e.Reasons)+5),
 	}
+	needs := e.dependence()
+	a.NeedsLB = needs.Any()
 	a.Reasons = append(a.Reasons, e.Reasons...)
 	if e.Hairpin != nil {
 		h := AssessHairpin(e.Hairpin)
@@ -219,6 +232,9 @@ func Assess(e *Exposure) Assessment {
 	case Yes:
 		a.noLoop(e, PathVIP, reasonIntercepted)
 		a.Source = interceptedSource(e)
+		if a.NeedsLB == Yes {
+			a.bypassed(e, needs)
+		}
 		return a
 	case No:
 		a.Path = PathProxy
@@ -264,6 +280,26 @@ func Assess(e *Exposure) Assessment {
 	// For an unknown verdict the symptom says what clients would see if they loop.
 	a.Symptom = symptom(e.Layer, worst, &a)
 	return a
+}
+
+// bypassed turns an intercepted exposure's verdict into the other failure: the connection
+// cannot loop, but it never passes the LB, so every in-cluster connection misses what the
+// backends need from it.
+func (a *Assessment) bypassed(e *Exposure, needs LBDependence) {
+	a.Risk, a.Symptom = RiskAtRisk, SymptomProtocolError
+	a.WorstCase = P(1)
+	if e.Placement.ClientNodes != nil {
+		a.DeclaredClients = P(1)
+	}
+	if needs.ProxyHeader == Yes {
+		a.Reasons = append(a.Reasons, reasonVIPProxyHeader)
+	}
+	if needs.TLS == Yes {
+		a.Reasons = append(a.Reasons, reasonVIPTLS)
+	}
+	if needs.L7Routing == Yes {
+		a.Reasons = append(a.Reasons, reasonVIPL7)
+	}
 }
 
 // noLoop records a loop-free verdict. DeclaredClients becomes 0 only when clients are

@@ -121,10 +121,40 @@ var (
 	RuleOfferDNSSteering = Rule{"offer-dns-steering",
 		"Make in-cluster clients use the Service name, or rewrite the name they use to the Service in CoreDNS (rewrite plugin); the LB is not used for them.",
 		"docs/sources.md#serving-paths (tke-guide docs/faq/clb-loopback.md)"}
+	RuleOfferThroughLB = Rule{"offer-through-lb",
+		"Stop the nodes intercepting the LB address, so in-cluster traffic reaches the load balancer and gets what the backends need from it (KEP-1860 ipMode Proxy).",
+		"docs/sources.md#lb-dependence; docs/sources.md#serving-paths"}
+	RuleThroughLBLoops = Rule{"through-lb-would-loop",
+		"Through the load balancer, a connection can loop unless the LB replaces the client's source address or clients are kept off the backends' nodes: turn on LB source NAT first.",
+		"docs/sources.md#serving-paths; docs/sources.md#loopback"}
 	RuleClientsUndeclared = Rule{"clients-undeclared",
 		"No in-cluster clients are declared (profile clients or the loopguard.io/clients annotation), so they cannot be kept apart from the backends.",
 		"docs/sources.md#loopback"}
 )
+
+// ThroughLBOffer is the through-lb remedy for an intercepted exposure, with the dialect's
+// action (how this cloud stops the interception). It is unmet while the path through the LB
+// would loop: without LB source NAT and without clients kept apart.
+func ThroughLBOffer(e *Exposure, action string) Offer {
+	o := Offer{
+		Remedy: ThroughLB,
+		Path:   PathProxy,
+		Action: action,
+		Costs:  Costs{ClientIP: ClientIPKept},
+		Reason: RuleOfferThroughLB.Reason(),
+	}
+	if e.LBSourceNAT == Yes {
+		o.Costs.ClientIP = lbSource(e).ClientIP
+	}
+	if e.LBSourceNAT != Yes && e.Placement.Separated != Yes {
+		kind := PreconditionUnsupported
+		if e.LBSourceNAT == Unknown {
+			kind = PreconditionUnknown
+		}
+		o.Unmet = append(o.Unmet, Precondition{Kind: kind, Reason: RuleThroughLBLoops.Reason()})
+	}
+	return o
+}
 
 // NodeSeparationOffer is the node-separation remedy for an exposure with the given backend
 // labels (a Service selector). It is unmet when no clients are declared.

@@ -89,6 +89,8 @@ var (
 		"Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "docs/sources.md#tke-guide §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
 	RuleDecideTentative = Rule{"decide-tentative",
 		"The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "docs/sources.md#design (decision)"}
+	RuleDecideKeepsOffLB = Rule{"decide-keeps-traffic-off-lb",
+		"The backends need what only the load balancer adds (a PROXY protocol header, TLS, layer-7 rules); this remedy keeps in-cluster traffic off the LB and would break them.", srcDependence}
 	RuleDecideNothing = Rule{"decide-nothing-offered",
 		"No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
 )
@@ -99,6 +101,7 @@ var (
 	reasonDecideTicket    = RuleDecideTicket.Reason()
 	reasonDecideDisrupt   = RuleDecideDisruptive.Reason()
 	reasonDecideL7        = RuleDecideL7NoIntercept.Reason()
+	reasonDecideOffLB     = RuleDecideKeepsOffLB.Reason()
 	reasonDecideNothing   = RuleDecideNothing.Reason()
 	reasonDecideTentative = RuleDecideTentative.Reason()
 )
@@ -155,6 +158,9 @@ func eligible(a *Assessment, o *Offer, p Policy) bool {
 	if a.Layer == Layer7 && o.Remedy == InterceptVIP {
 		return false
 	}
+	if keepsOffLB(a, o) {
+		return false
+	}
 	for _, u := range o.Unmet {
 		switch {
 		case u.Kind == PreconditionAllowlist && p.AllowTickets:
@@ -169,11 +175,19 @@ func eligible(a *Assessment, o *Offer, p Policy) bool {
 	return true
 }
 
+// keepsOffLB reports whether the offer would leave in-cluster traffic off the LB (the VIP path,
+// or clients steered to the Service) while the backends need it to pass through the LB.
+func keepsOffLB(a *Assessment, o *Offer) bool {
+	return a.NeedsLB == Yes && o.Path != PathProxy
+}
+
 func rejection(a *Assessment, o *Offer, p Policy, chosen Remedy) Rejection {
 	r := Rejection{Remedy: o.Remedy}
 	switch {
 	case a.Layer == Layer7 && o.Remedy == InterceptVIP:
 		r.Reason = reasonDecideL7
+	case keepsOffLB(a, o):
+		r.Reason = reasonDecideOffLB
 	case o.Costs.NewObject && !p.AllowDisruptive:
 		r.Reason = reasonDecideDisrupt
 	case len(o.Unmet) > 0 && !eligible(a, o, p):
@@ -202,8 +216,8 @@ func rejection(a *Assessment, o *Offer, p Policy, chosen Remedy) Rejection {
 
 // rank orders offers: lower is better. The preference key dominates the documented order.
 func rank(o *Offer, p Policy) int {
-	base := 4
-	order := [...]Remedy{InterceptVIP, LBSourceNAT, NodeSeparation, DNSSteering}
+	base := 5
+	order := [...]Remedy{InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering}
 	for i, r := range order {
 		if r == o.Remedy {
 			base = i

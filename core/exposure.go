@@ -211,6 +211,9 @@ type Exposure struct {
 	// ProxyProtocol says whether the LB passes the client address to layer-4 backends with
 	// the PROXY protocol.
 	ProxyProtocol Fact `json:"proxyProtocol"`
+	// Needs says what the backends depend on that only a packet passing through the LB gets.
+	// On the VIP path they never get it, which breaks in-cluster clients the other way.
+	Needs LBDependence `json:"needs"`
 
 	Binding   Binding      `json:"binding"`
 	Placement Placement    `json:"placement"`
@@ -225,4 +228,41 @@ type Exposure struct {
 	Reasons []Reason `json:"reasons,omitempty"`
 	// Notes are remarks that change no verdict (e.g. an annotation that has no effect).
 	Notes []Reason `json:"notes,omitempty"`
+}
+
+// LBDependence is what an exposure's backends depend on from the load balancer: what the LB
+// adds to, or does to, a connection on the way (docs/sources.md#lb-dependence). Each is a
+// Fact; the dialect that sets one adds a Reason saying what it read.
+type LBDependence struct {
+	// ProxyHeader: the backends expect a PROXY protocol header on every connection and reject
+	// (or misread) one without it. An LB that sends the header (Exposure.ProxyProtocol) implies
+	// it.
+	ProxyHeader Fact `json:"proxyHeader"`
+	// ProxyVersion is "v1" or "v2" when known.
+	ProxyVersion string `json:"proxyVersion,omitempty"`
+	// TLS: the LB terminates TLS and the backends speak plain text on the port it forwards to.
+	TLS Fact `json:"tls"`
+	// L7Routing: the LB routes or rewrites by host, path or header, and the backends rely on it.
+	L7Routing Fact `json:"l7Routing"`
+}
+
+// dependence is the exposure's Needs with the LB's own PROXY protocol folded in: backends behind an
+// LB that sends the header must parse it.
+func (e *Exposure) dependence() LBDependence {
+	d := e.Needs
+	if e.ProxyProtocol == Yes {
+		d.ProxyHeader = Yes
+	}
+	return d
+}
+
+// Any is Yes when the backends depend on at least one thing, No when on none, else Unknown.
+func (d LBDependence) Any() Fact {
+	switch {
+	case d.ProxyHeader == Yes || d.TLS == Yes || d.L7Routing == Yes:
+		return Yes
+	case d.ProxyHeader == No && d.TLS == No && d.L7Routing == No:
+		return No
+	}
+	return Unknown
 }

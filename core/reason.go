@@ -38,6 +38,7 @@ const (
 	srcDomainSrc   = "docs/sources.md#source-address (what the backend sees as source address)"
 	srcDomainPaths = "docs/sources.md#serving-paths (the two serving paths)"
 	srcTestingLab  = "docs/sources.md#kernel-lab (measured in network namespaces)"
+	srcDependence  = "docs/sources.md#lb-dependence (what backends need from the LB)"
 )
 
 // The core's rules: physics that holds on every cloud.
@@ -78,6 +79,13 @@ var (
 		"A layer-7 listener times out on the looping backend after about 4 s and retries another: clients see a ~4 s delay.", srcSeedTKE}
 	RuleDeclaredClients = Rule{"declared-clients",
 		"The probability for declared clients uses the nodes they run on now; it is not a guarantee unless scheduling keeps them apart.", srcDomainProb}
+
+	RuleVIPSkipsProxyHeader = Rule{"vip-skips-proxy-header",
+		"The backends expect a PROXY protocol header that only the load balancer adds; the node intercepts the LB address, so in-cluster connections arrive without it and are rejected.", srcDependence + "; kubernetes/kubernetes#66607; " + srcTestingLab + " (HAProxy accept-proxy)"}
+	RuleVIPSkipsTLS = Rule{"vip-skips-lb-tls",
+		"The load balancer terminates TLS and the backends speak plain text; intercepted in-cluster clients speak TLS straight to the plain port.", srcDependence}
+	RuleVIPSkipsL7 = Rule{"vip-skips-lb-l7",
+		"The backends rely on the load balancer's layer-7 rules (routing or rewriting by host, path or header); intercepted in-cluster traffic skips them.", srcDependence}
 
 	RuleSourceNodePort = Rule{"source-nodeport-masquerade",
 		"kube-proxy masquerades every NodePort connection under externalTrafficPolicy Cluster: the backend sees the address of the node the LB picked.", srcDomainSrc + "; " + srcTestingLab + " (internal/dataplane)"}
@@ -122,12 +130,14 @@ func Rules() []Rule {
 		RuleThroughLB, RuleLBSourceNAT, RuleSourceNATUnknown, RuleSameNodeLoop, RuleNodeSeparated,
 		RuleClusterPolicy, RuleBackendShare, RuleBindingUnknown, RulePlacementUnknown,
 		RuleSingleNode, RuleL4NoRetry, RuleL7Retry, RuleDeclaredClients,
+		RuleVIPSkipsProxyHeader, RuleVIPSkipsTLS, RuleVIPSkipsL7,
 		RuleSourceClientPod, RuleSourceNodePort, RuleBridgeNetfilterOff, RuleSourceInterceptMasq, RuleSourceLBProxyProtocol, RuleSourceLBLostTCP,
 		RuleSourceLBLostUDP, RuleSourceLBXFF,
 		RuleHairpinSocketLB, RuleHairpinCilium, RuleHairpinNoMasq, RuleHairpinMasqRouted,
 		RuleHairpinBridgeOff, RuleHairpinBridgeOn, RuleHairpinUnknown, RuleKubeletHairpinDead,
 		RuleDecideNoLoop, RuleDecideChosen, RuleDecideRanked, RuleDecideUnmet, RuleDecideTicket,
 		RuleDecideDisruptive, RuleDecideL7NoIntercept, RuleDecideTentative, RuleDecideNothing,
-		RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared,
+		RuleDecideKeepsOffLB, RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared,
+		RuleOfferThroughLB, RuleThroughLBLoops,
 	}
 }

@@ -19,17 +19,22 @@ const (
 	// DNSSteering: clients stop using the LB address (the Service name, or a CoreDNS rewrite of
 	// the public name to the Service).
 	DNSSteering Remedy = "dns-steering"
+	// ThroughLB is the other direction: nodes stop intercepting the LB address, so in-cluster
+	// traffic reaches the LB and gets what the backends need from it (KEP-1860 ipMode Proxy;
+	// TKE prevent-loopback off; VKE ip-mode Proxy). It is loop-safe only with LB source NAT
+	// or clients kept off the backends' nodes.
+	ThroughLB Remedy = "through-lb"
 )
 
 // Remedies lists every remedy in the default layer-4 order.
 func Remedies() []Remedy {
-	return []Remedy{InterceptVIP, LBSourceNAT, NodeSeparation, DNSSteering}
+	return []Remedy{InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering}
 }
 
 // ParseRemedy checks a remedy name.
 func ParseRemedy(s string) (Remedy, bool) {
 	switch r := Remedy(s); r {
-	case RemedyNone, InterceptVIP, LBSourceNAT, NodeSeparation, DNSSteering:
+	case RemedyNone, InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering:
 		return r, true
 	}
 	return "", false
@@ -40,7 +45,10 @@ func ParseRemedy(s string) (Remedy, bool) {
 type Capability string
 
 // Costs are what a remedy takes from the user. Decide weighs them against the Policy; the
-// CLI prints them so nothing is given up silently.
+// CLI prints them so nothing is given up silently. They name the direction each remedy
+// trades: one that keeps in-cluster traffic off the LB (the VIP path, DNS steering) gives up
+// what the LB adds (LosesLBFeatures); one that sends it through the LB gives up the client
+// address to source NAT (ClientIP) or constrains scheduling (SchedulingChange).
 type Costs struct {
 	// LosesLBFeatures: in-cluster traffic no longer gets TLS offload, L7 rules, monitoring,
 	// PROXY protocol or audit from the LB.

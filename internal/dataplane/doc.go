@@ -33,9 +33,8 @@
 //
 //	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, ...
 //
-// and the same for nftables. The expectation is core.Assess's; the model does not yet carry
-// "the backend requires a PROXY header", so withProxyTable lays a one-row table over it
-// (realproxy_test.go says how to switch to the model). TestKubeProxyVersionSkew runs a
+// and the same for nftables. The expectation is core.Assess's, with the backend's need for the
+// header told to the model as Exposure.Needs. TestKubeProxyVersionSkew runs a
 // kube-proxy that predates ipMode (v1.28.15) and checks what the plain Kubernetes dialect
 // predicts for it. These tests also need KUBEBUILDER_ASSETS, haproxy, nftables and
 // LOOPGUARD_KUBE_PROXY / LOOPGUARD_KUBE_PROXY_SKEW, and skip, saying which is missing, without

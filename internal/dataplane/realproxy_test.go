@@ -87,15 +87,22 @@ func realProxyExposure(mode core.ProxyMode, c rcase) *core.Exposure {
 	return &e
 }
 
-// describeBackend tells the model what the backend depends on from the LB. core.Exposure has
-// no field for "the backend requires a PROXY header" yet (it is being added to core); once it
-// has, set it here and switch expectFor below to modelVerdict.
-func describeBackend(e *core.Exposure, expects proxylab.ProxyProtocol) {}
+// describeBackend tells the model what the backend depends on from the LB: a backend behind
+// HAProxy's accept-proxy requires the PROXY header of the version the LB sends.
+func describeBackend(e *core.Exposure, expects proxylab.ProxyProtocol) {
+	switch expects {
+	case proxylab.ProxyV1:
+		e.Needs.ProxyHeader, e.Needs.ProxyVersion = core.Yes, "v1"
+	case proxylab.ProxyV2:
+		e.Needs.ProxyHeader, e.Needs.ProxyVersion = core.Yes, "v2"
+	default:
+		e.Needs.ProxyHeader = core.No
+	}
+}
 
-// expectFor is where each case's expected verdict comes from: the model, with the small table
-// of proxyTable laid over it for what the model does not know yet. Switching to the model
-// alone is this one line (expectFor = modelVerdict), after describeBackend fills the fact.
-var expectFor = withProxyTable
+// expectFor is where each case's expected verdict comes from: the model alone (core.Assess
+// judges the VIP direction from Exposure.Needs).
+var expectFor = modelVerdict
 
 // rverdict is a verdict plus what the PROXY header named as the client.
 type rverdict struct {
@@ -114,32 +121,17 @@ func (v rverdict) String() string {
 
 // failureProtocolError: the backend rejected the connection for what it lacked from the LB
 // (here: a PROXY header); the symptom core calls protocol-error.
-const failureProtocolError failure = "protocol-error"
-
-// symptomProtocolError is the model's symptom for it (spelled out until core exports it).
-const symptomProtocolError core.Symptom = "protocol-error"
+const failureProtocolError failure = failure(core.SymptomProtocolError)
 
 // modelVerdict is core.Assess's verdict for the case.
 func modelVerdict(c *rcase) rverdict {
 	a := core.Assess(c.exposure)
-	if a.Symptom == symptomProtocolError {
+	if a.Symptom == core.SymptomProtocolError {
 		return rverdict{verdict: verdict{connected: core.No, failure: failureProtocolError}}
 	}
 	v := rverdict{verdict: predict(&kcase{exposure: c.exposure})}
 	if v.connected == core.Yes && c.expects != proxylab.ProxyNone && a.Source.ClientIP == core.ClientIPProxyProtocol {
 		v.header = core.SourceClientPod
-	}
-	return v
-}
-
-// withProxyTable is the model's verdict with the PROXY-protocol rule the model does not have
-// yet, as a table of one row: on the VIP path (the node intercepts, the model's Path is VIP) a
-// backend that requires a PROXY header gets none and rejects the connection. Everywhere else
-// the model's verdict stands.
-func withProxyTable(c *rcase) rverdict {
-	v := modelVerdict(c)
-	if c.expects != proxylab.ProxyNone && core.Assess(c.exposure).Path == core.PathVIP {
-		return rverdict{verdict: verdict{connected: core.No, failure: failureProtocolError}}
 	}
 	return v
 }

@@ -128,12 +128,17 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
 		applySourceNAT(&e, snat)
 	}
+	applyProxyHeader(&e, proxyHeaderOf(svc, c))
 	ov.Apply(&e)
 
 	offers := []core.Offer{
 		interceptOffer(svc, &e, &st, dp),
 		nodeSeparationOffer(svc, &e, &st, dp),
 		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
+	}
+	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
+		// The other direction: an intercepted address whose backends need the LB.
+		offers = append(offers, throughLBOffer(&e, &st, dp))
 	}
 	return &core.Translation{Exposure: e, Offers: offers}, nil
 }

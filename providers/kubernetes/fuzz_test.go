@@ -134,11 +134,18 @@ func FuzzTranslate(f *testing.F) {
 				}
 			}
 		}
-		if len(tr.Offers) != 3 {
-			t.Errorf("%d offers", len(tr.Offers))
-		}
 		a := core.Assess(e)
+		want := 3
+		if e.Intercept == core.Yes && a.NeedsLB == core.Yes {
+			want = 4 // and the fourth is through-lb
+		}
+		if len(tr.Offers) != want || want == 4 && tr.Offers[3].Remedy != core.ThroughLB {
+			t.Errorf("%d offers, want %d", len(tr.Offers), want)
+		}
 		dec := core.Decide(&a, tr.Offers, core.Policy{})
+		if a.NeedsLB == core.Yes && dec.Remedy != core.RemedyNone && dec.Path != core.PathProxy {
+			t.Errorf("backends need the LB, but the decision %s keeps traffic on path %q", dec.Remedy, dec.Path)
+		}
 		for _, list := range [][]core.Reason{e.Reasons, e.Notes, a.Reasons, {dec.Reason}} {
 			for _, r := range list {
 				if !known[r.Code] {

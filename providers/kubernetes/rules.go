@@ -27,6 +27,12 @@ const (
 	srcOCINLB    = "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic (private NLB with is-preserve-source \"true\": no traffic where source and backend node are the same)"
 	srcIngress   = "docs/sources.md#kep-1860 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
 	srcOverride  = "docs/annotations.md (loopguard.io annotations)"
+	// Where each CCM reads its PROXY-protocol annotation.
+	srcCCMProxy = "kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (EnsureLoadBalancer) and aws_loadbalancer.go; kubernetes-sigs/aws-load-balancer-controller pkg/annotations/constants.go, pkg/service/model_build_target_group.go; " +
+		"hetznercloud/hcloud-cloud-controller-manager internal/annotation/load_balancer.go; kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go (getProxyProtocolFromServiceAnnotation); " +
+		"digitalocean/digitalocean-cloud-controller-manager cloud-controller-manager/do/lb_annotations.go (v1: docs.digitalocean.com glossary/proxy); scaleway/scaleway-cloud-controller-manager scaleway/loadbalancers_annotations.go; " +
+		"linode/linode-cloud-controller-manager cloud/annotations/annotations.go; oracle/oci-cloud-controller-manager pkg/cloudprovider/providers/oci/load_balancer_spec.go"
+	srcIngressNginxProxy = "kubernetes/ingress-nginx internal/ingress/controller/config/config.go (use-proxy-protocol) and deploy/static/provider/cloud/deploy.yaml (ConfigMap ingress-nginx-controller, --configmap)"
 )
 
 // The dialect's rules. Codes are stable; docs/reasons.md lists them with these sources.
@@ -149,6 +155,15 @@ var (
 	RuleVIPBreaksProxyProtocol = core.Rule{Code: "k8s-vip-breaks-proxy-protocol",
 		Summary: "The backends expect the PROXY protocol header from the load balancer; intercepted in-cluster traffic would arrive without it and fail.",
 		Source:  srcPPv}
+	RuleCCMProxyProtocol = core.Rule{Code: "k8s-ccm-proxy-protocol",
+		Summary: "The cloud-controller-manager's annotation turns on the PROXY protocol toward the backends: they expect its header on every connection.",
+		Source:  srcCCMProxy}
+	RuleIngressNginxProxyProtocol = core.Rule{Code: "k8s-ingress-nginx-proxy-protocol",
+		Summary: "ingress-nginx is configured with use-proxy-protocol: it expects a PROXY protocol header on every connection to this Service's ports.",
+		Source:  srcIngressNginxProxy}
+	RuleThroughLBNeedsProxy = core.Rule{Code: "k8s-through-lb-needs-proxy",
+		Summary: "Publishing ipMode Proxy stops the interception only where the dataplane honours it (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
+		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 	RuleNodeSeparationNeedsProxy = core.Rule{Code: "k8s-node-separation-needs-proxy",
 		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
@@ -168,5 +183,6 @@ func rules() []core.Rule {
 		RuleProxyProtocolSNAT, RuleAWSNLBClientIP, RuleAWSClientIPOff, RuleOCINLBPreserve, RuleSNATConflict,
 		RuleSNATUndeclared, RuleIngressNoIPMode,
 		RuleOfferInterceptVIP, RuleVIPNeedsIP, RuleVIPBreaksProxyProtocol, RuleNodeSeparationNeedsProxy,
+		RuleCCMProxyProtocol, RuleIngressNginxProxyProtocol, RuleThroughLBNeedsProxy,
 	}
 }

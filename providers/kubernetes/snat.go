@@ -53,7 +53,7 @@ func lbSourceNAT(svc *corev1.Service, protos core.Protocols) []snatFact {
 	}
 	// AWS Load Balancer Controller: an explicit target-group attribute.
 	if v, ok := ann[annAWSTargetGroupAttrs]; ok {
-		switch preserveClientIP(v) {
+		switch stringMapValue(v, "preserve_client_ip.enabled") {
 		case "true":
 			out = append(out, snatFact{nat: core.No,
 				reason: RuleAWSNLBClientIP.Because(annAWSTargetGroupAttrs + " sets preserve_client_ip.enabled=true")})
@@ -74,18 +74,6 @@ func lbSourceNAT(svc *corev1.Service, protos core.Protocols) []snatFact {
 			reason: RuleOCINLBPreserve.Because("Oracle OKE: " + annOCINLBPreserveSource + ": \"true\"")})
 	}
 	return out
-}
-
-// preserveClientIP returns the value of preserve_client_ip.enabled in a stringMap annotation
-// ("k1=v1,k2=v2"), or "".
-func preserveClientIP(v string) string {
-	for _, kv := range strings.Split(v, ",") {
-		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if ok && strings.TrimSpace(k) == "preserve_client_ip.enabled" {
-			return strings.TrimSpace(val)
-		}
-	}
-	return ""
 }
 
 // applySourceNAT sets LBSourceNAT and ProxyProtocol on e from the peer facts.
