@@ -113,8 +113,11 @@ main() {
 		-o "$STAGE/tofu" github.com/opentofu/opentofu/cmd/tofu >&2
 
 	local got
-	got="$("$STAGE/tofu" version 2>&1)"
-	got="${got%%$'\n'*}"
+	# A caller's CLI configuration (TF_CLI_CONFIG_FILE naming a missing file, a broken
+	# ~/.tofurc) makes `tofu version` print its complaints first; the check is about the binary.
+	# Not "| sed ...q": with pipefail, tofu's SIGPIPE would end the script without a word.
+	got="$(cd "$WORK" && env -u TF_CLI_ARGS HOME="$WORK" TF_CLI_CONFIG_FILE=/dev/null "$STAGE/tofu" version 2>&1)" || die "built tofu does not run: $got"
+	got="$(grep -m1 '^OpenTofu v' <<<"$got" || true)"
 	[[ "$got" == "OpenTofu v$TOFU_VERSION" ]] || die "built tofu reports '$got', want v$TOFU_VERSION"
 	log "$got"
 
