@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -125,7 +126,19 @@ type Backend struct {
 	// Logger receives the Reconciler's and the drivers' logs; nil discards. Logger(ctx) of
 	// this package writes through tflog.
 	Logger hclog.Logger
+	// CheckTimeout bounds how long apply waits for what others must do after loopguard's
+	// writes (the cloud-controller-manager publishing status.loadBalancer.ingress[].ipMode);
+	// zero means DefaultCheckTimeout. CheckInterval is how often it looks; zero means
+	// DefaultCheckInterval.
+	CheckTimeout  time.Duration
+	CheckInterval time.Duration
 }
+
+// Defaults of Backend.
+const (
+	DefaultCheckTimeout  = 2 * time.Minute
+	DefaultCheckInterval = time.Second
+)
 
 // env is what one operation works with.
 type env struct {
@@ -299,6 +312,8 @@ func (b *Backend) apply(ctx context.Context, spec Spec, prior *State) (*State, D
 	if ds.HasError() {
 		return nil, ds
 	}
+	// The plan's warnings were shown when Terraform planned; apply says only what went wrong.
+	ds = nil
 	var err error
 	var written []core.Change
 	if !pl.Plan.Empty() {
@@ -333,10 +348,59 @@ func (b *Backend) applyPlan(ctx context.Context, spec Spec, p *core.Plan) (*core
 		return nil, errors.New(missing(&spec).Summary)
 	}
 	out, err := e.rec.Apply(ctx, p)
+	if errors.Is(err, core.ErrRetryLater) && len(p.Checks) > 0 {
+		// Terraform users expect apply to finish the job: wait, with a deadline, for what the
+		// plan's checks need from others, then apply once more, which writes nothing already
+		// written and verifies again.
+		if werr := b.waitChecks(ctx, p); werr == nil {
+			again, aerr := e.rec.Apply(ctx, p)
+			if again != nil {
+				again.Written = append(out.Written, again.Written...)
+			}
+			out, err = again, aerr
+		}
+	}
 	for _, ch := range out.Written {
 		b.log().Info("written", "change", ch.String())
 	}
 	return out, err
+}
+
+// waitChecks polls the plan's checks until they all hold, ctx ends or CheckTimeout passes.
+func (b *Backend) waitChecks(ctx context.Context, p *core.Plan) error {
+	timeout, every := b.CheckTimeout, b.CheckInterval
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
+	}
+	if every <= 0 {
+		every = DefaultCheckInterval
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		holds := true
+		for i := range p.Checks {
+			live, err := b.Cluster.Get(ctx, p.Checks[i].Object)
+			if err != nil {
+				return err
+			}
+			if live == nil || !p.Checks[i].Holds(live.Object) {
+				holds = false
+				b.log().Debug("waiting", "check", p.Checks[i].What(), "object", p.Checks[i].Object.String())
+				break
+			}
+		}
+		if holds {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Read re-observes what the state says loopguard set and returns the state with only the

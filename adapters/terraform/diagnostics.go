@@ -129,6 +129,8 @@ func errorDiagnostic(obj core.ObjectRef, what string, err error, written []core.
 	d.Summary = what + " " + obj.String() + ": " + firstLine(b.Message)
 	if b.Kind == "not-allowlisted" {
 		d.Summary = fmt.Sprintf("%s %s: the cloud refused %s: the account is not allowlisted", what, obj, b.Capability)
+		d.Detail = strings.Replace(d.Detail, fmt.Sprintf("Once granted, list %q in %s;", b.Capability, AttrAllowlists),
+			fmt.Sprintf("The cloud says the account does not have %q yet, whatever %s lists: apply again once support grants it;", b.Capability, AttrAllowlists), 1)
 	}
 	var ie *core.InvalidError
 	if errors.As(err, &ie) && len(ie.Errs) > 0 {
