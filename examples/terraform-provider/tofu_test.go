@@ -747,3 +747,189 @@ func TestTofuVolcengine(t *testing.T) {
 	}
 	w.noSecrets()
 }
+
+// TestTofuVolcengineReplacement: a VKE Service in Proxy mode with a declared client Pod on a
+// backend's node loops (seed 003). The default policy keeps Proxy and asks the user, in a
+// warning, to keep the clients off the backends' nodes; allowing disruption switches to VIP,
+// which only a new Service can carry, so the plan shows path forcing replacement, and apply
+// creates the new Service once a stand-in for the cloud-controller-manager publishes its
+// ip-mode. The old Service is left as it was.
+func TestTofuVolcengineReplacement(t *testing.T) {
+	tofuBinary(t)
+	s := server.Get(t)
+	ns := s.Namespace(t)
+	ctx := context.Background()
+	c := s.Client()
+	for _, n := range []string{"tf-node-1", "tf-node-2"} {
+		if _, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Fatal(err)
+		}
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns, Annotations: map[string]string{
+			volcengine.AnnotationIPMode: "Proxy", volcengine.AnnotationAddressType: "PRIVATE", "loopguard.io/clients": "app=billing"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "ledger"},
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+			Ports:                 []corev1.ServicePort{{Name: "grpc", Port: 9000, Protocol: corev1.ProtocolTCP}}},
+	}
+	created, err := c.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := corev1.LoadBalancerIPModeProxy
+	created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.168.10.11", IPMode: &proxy}}
+	if _, err := c.CoreV1().Services(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []struct{ name, app string }{{"ledger-1", "ledger"}, {"billing-1", "billing"}} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, Labels: map[string]string{"app": p.app}},
+			Spec: corev1.PodSpec{NodeName: "tf-node-1", Containers: []corev1.Container{{Name: "app", Image: "example.invalid/app"}}}}
+		got, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.1.%d", 10+i),
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		if _, err := c.CoreV1().Pods(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := vclbtest.NewServer(&vclbtest.Options{Credentials: []vclbtest.Credential{{AccessKeyID: vkeKeyID, SecretAccessKey: vkeSecret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if _, err := srv.AddLoadBalancer(vclbtest.LoadBalancer{ID: "clb-tf-ledger", Type: vclbtest.TypePrivate, EniAddress: "192.168.10.11",
+		Listeners: []vclbtest.Listener{{Protocol: "TCP", Port: 9000, ProxyProtocolType: vclbtest.ProxyProtocolOff}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	w := newWorkdir(t, writeKubeconfig(t, s.Config()))
+	w.secrets = []string{vkeSecret}
+	config := func(extra string) string {
+		hcl := vkeConfig(srv.Endpoint(), vkeSecret, ns)
+		hcl = strings.Replace(hcl, `resource "loopguard_loopback_protection" "api" {`, `resource "loopguard_loopback_protection" "ledger" {`, 1)
+		return strings.Replace(hcl, `  name      = "api"`, `  name      = "ledger"`+"\n"+extra, 1)
+	}
+	w.write(config(""))
+	w.ok("init", "-input=false")
+	out := w.ok("apply", "-auto-approve", "-input=false")
+	if st := w.state(); st["remedy"] != "node-separation" || st["path"] != "Proxy" {
+		t.Fatalf("default policy: want node-separation on Proxy, got %v\n%s", st, out)
+	}
+	if out, code := w.planExit(); code != 0 || !strings.Contains(out, "podAntiAffinity") {
+		t.Fatalf("plan after apply: want no changes and the anti-affinity as a warning\n%s", out)
+	}
+
+	w.write(config("  allow_disruptive = true"))
+	out, code := w.planExit()
+	if code != 2 || !strings.Contains(out, "# forces replacement") || !strings.Contains(out, `"Proxy" -> "VIP"`) || !strings.Contains(out, "must be replaced") {
+		t.Fatalf("plan with disruption allowed: want path Proxy -> VIP forcing replacement\n%s", out)
+	}
+
+	// The stand-in for VKE's cloud-controller-manager: once the new Service exists, give it an
+	// address and publish the ip-mode its annotation asks for.
+	ccmCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for ccmCtx.Err() == nil {
+			got, err := c.CoreV1().Services(ns).Get(ccmCtx, "ledger-vip", metav1.GetOptions{})
+			if err == nil {
+				mode := corev1.LoadBalancerIPMode(got.Annotations[volcengine.AnnotationIPMode])
+				got.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.168.10.12", IPMode: &mode}}
+				if _, err := c.CoreV1().Services(ns).UpdateStatus(ccmCtx, got, metav1.UpdateOptions{}); err == nil {
+					return
+				}
+			}
+			select {
+			case <-ccmCtx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	w.ok("apply", "-auto-approve", "-input=false")
+	vip, err := c.CoreV1().Services(ns).Get(ctx, "ledger-vip", metav1.GetOptions{})
+	if err != nil || vip.Annotations[volcengine.AnnotationIPMode] != "VIP" {
+		t.Fatalf("after the replacement: ledger-vip %v, %v", vip, err)
+	}
+	old, err := c.CoreV1().Services(ns).Get(ctx, "ledger", metav1.GetOptions{})
+	if err != nil || old.Annotations[volcengine.AnnotationIPMode] != "Proxy" {
+		t.Fatalf("the old Service changed: %v, %v", old, err)
+	}
+	if st := w.state(); st["path"] != "VIP" || st["remedy"] != "intercept-vip" {
+		t.Fatalf("state after the replacement: %v", st)
+	}
+	if out, code := w.planExit(); code != 0 {
+		t.Fatalf("plan after the replacement: want no changes\n%s", out)
+	}
+	w.noSecrets()
+}
+
+// TestTofuKubernetes: on a cloud without a dialect of its own, the one change is the
+// Service's status.loadBalancer.ingress[].ipMode, which belongs to the
+// cloud-controller-manager: the resource records the decision, sets nothing, and says in a
+// warning what the cloud-controller-manager must publish. No cloud API, no credentials.
+func TestTofuKubernetes(t *testing.T) {
+	tofuBinary(t)
+	s := server.Get(t)
+	ns := s.Namespace(t)
+	ctx := context.Background()
+	c := s.Client()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "transcoder", Namespace: ns, Annotations: map[string]string{
+			"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/lb-source-nat": "false"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "transcoder"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}
+	created, err := c.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := corev1.LoadBalancerIPModeProxy
+	created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.128.0.40", IPMode: &proxy}}
+	if _, err := c.CoreV1().Services(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkdir(t, writeKubeconfig(t, s.Config()))
+	w.write(fmt.Sprintf(`
+terraform {
+  required_providers {
+    loopguard = { source = "loopguard/loopguard" }
+  }
+}
+
+variable "kubeconfig" { type = string }
+
+provider "loopguard" {
+  cloud      = "kubernetes"
+  kubeconfig = var.kubeconfig
+  profile = <<-EOT
+    apiVersion: loopguard.io/v1alpha1
+    kind: ClusterProfile
+    kubernetesVersion: v1.32.4
+    proxyMode: iptables
+    kubeProxyVersion: v1.32.4
+  EOT
+}
+
+resource "loopguard_loopback_protection" "transcoder" {
+  namespace = %q
+  name      = "transcoder"
+}
+`, ns))
+	w.ok("init", "-input=false")
+	out := w.ok("apply", "-auto-approve", "-input=false")
+	st := w.state()
+	if st["remedy"] != "intercept-vip" || st["path"] != "VIP" || len(managedOf(st)) != 0 {
+		t.Fatalf("state: %v\n%s", st, out)
+	}
+	out, code := w.planExit()
+	if code != 0 || !strings.Contains(out, "for the cloud-controller-manager to publish") || !strings.Contains(out, "ipMode") {
+		t.Fatalf("plan: want no changes and the ipMode for the cloud-controller-manager as a warning\n%s", out)
+	}
+	got, err := c.CoreV1().Services(ns).Get(ctx, "transcoder", metav1.GetOptions{})
+	if err != nil || *got.Status.LoadBalancer.Ingress[0].IPMode != proxy || len(got.Annotations) != 2 {
+		t.Fatalf("the provider wrote to a Service it does not own the status of: %v %v", got, err)
+	}
+	w.ok("destroy", "-auto-approve", "-input=false")
+}
