@@ -246,7 +246,7 @@ func managedOf(st map[string]any) map[string]any {
 func (w *workdir) noSecrets() {
 	w.t.Helper()
 	files := map[string]string{}
-	for _, f := range []string{"terraform.tfstate", "terraform.tfstate.backup", "tofu.log", "plan.out"} {
+	for _, f := range []string{"terraform.tfstate", "terraform.tfstate.backup", "tofu.log"} {
 		if b, err := os.ReadFile(filepath.Join(w.dir, f)); err == nil {
 			files[f] = string(b)
 		}
