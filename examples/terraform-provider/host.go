@@ -83,10 +83,11 @@ func newHost(ctx context.Context, cfg hostConfig) (*host, terraform.Diagnostics)
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials", Summary: "credentials need both id and secret"}}
 	}
 	withCreds := cfg.id != ""
+	var warnings terraform.Diagnostics
 	if withCreds && cfg.region == "" {
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "region", Summary: "region is required with credentials", Detail: "The CLB API is regional: name the region of the cluster's load balancers."}}
 	}
-	if !withCreds && cfg.endpoint != "" {
+	if !withCreds && cfg.endpoint != "" && cfg.cloud != cloudKubernetes {
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "endpoint", Summary: "endpoint without credentials", Detail: "The endpoint is the cloud API's; loopguard calls it only with credentials."}}
 	}
 	switch cfg.cloud {
@@ -136,13 +137,13 @@ func newHost(ctx context.Context, cfg hostConfig) (*host, terraform.Diagnostics)
 		}
 	case cloudKubernetes:
 		if withCreds {
-			return nil, terraform.Diagnostics{{Severity: terraform.Warning, Attribute: "credentials", Summary: "the kubernetes cloud makes no cloud API calls: credentials are not used"}}
+			warnings = append(warnings, terraform.Diagnostic{Severity: terraform.Warning, Attribute: "credentials", Summary: "the kubernetes cloud makes no cloud API calls: credentials are not used"})
 		}
 		h.newProv = func(context.Context, runtime.Object) (core.Provider, error) { return kubernetes.NewProvider(nil), nil }
 	default:
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "cloud", Summary: fmt.Sprintf("unknown cloud %q", cfg.cloud), Detail: "cloud must be " + strings.Join(clouds, ", ") + "."}}
 	}
-	return h, nil
+	return h, warnings
 }
 
 // endpoint splits the endpoint attribute into the host[:port][/path] the SDKs take and whether
