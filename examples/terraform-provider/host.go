@@ -84,7 +84,7 @@ func newHost(ctx context.Context, cfg hostConfig) (*host, terraform.Diagnostics)
 	}
 	withCreds := cfg.id != ""
 	var warnings terraform.Diagnostics
-	if withCreds && cfg.region == "" {
+	if withCreds && cfg.region == "" && cfg.cloud != cloudKubernetes {
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "region", Summary: "region is required with credentials", Detail: "The CLB API is regional: name the region of the cluster's load balancers."}}
 	}
 	if !withCreds && cfg.endpoint != "" && cfg.cloud != cloudKubernetes {
