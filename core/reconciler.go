@@ -155,6 +155,17 @@ func (r *Reconciler) finishPlan(p *Plan) {
 // on in direct mode. What others set, or changed since, is left as it is. obj need not be a
 // load-balancer exposure any more (a Service turned into ClusterIP, or being deleted).
 func (r *Reconciler) Remove(ctx context.Context, obj runtime.Object, c *Cluster) (*Outcome, error) {
+	p, err := r.PlanRemoval(ctx, obj, c)
+	if err != nil {
+		return nil, err
+	}
+	return r.Apply(ctx, p)
+}
+
+// PlanRemoval returns the plan Remove would apply, validated, and writes nothing. A host that
+// knows which of loopguard's changes it made itself (a Terraform resource keeps them in its
+// state) can drop the others from the plan before it hands the plan to Apply.
+func (r *Reconciler) PlanRemoval(ctx context.Context, obj runtime.Object, c *Cluster) (*Plan, error) {
 	if r.driver == nil {
 		return nil, r.noDriver(obj)
 	}
@@ -179,7 +190,7 @@ func (r *Reconciler) Remove(ctx context.Context, obj runtime.Object, c *Cluster)
 	if p.Blocked == nil {
 		p.Block(r.validate(p, false))
 	}
-	return r.Apply(ctx, p)
+	return p, nil
 }
 
 // pruneRemovals drops from a removal plan the cluster edits that would take nothing back: the

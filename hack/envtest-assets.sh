@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # envtest-assets.sh builds a real kube-apiserver and etcd from the Go module proxy and caches
 # the two binaries, because no prebuilt envtest binaries can be downloaded where loopguard is
-# built (TESTING.md §2). It prints the cache folder as the last line of stdout:
+# built. It prints the cache folder as the last line of stdout:
 #
 #   export KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"
 #   go test ./...

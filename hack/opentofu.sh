@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# opentofu.sh builds a real OpenTofu CLI from the Go module proxy and caches the binary, so the
+# Terraform provider example (examples/terraform-provider) is tested by a real Terraform-
+# compatible CLI; no prebuilt binary can be downloaded where loopguard is built (the build
+# mirrors hack/envtest-assets.sh). It prints the binary's path as the last line of stdout:
+#
+#   export TF_ACC_TERRAFORM_PATH="$(hack/opentofu.sh)"
+#   go test ./examples/terraform-provider/...
+#
+# Logs go to stderr. A cache hit runs nothing but `go env`. A cold build takes about 4 minutes
+# on two idle cores (16 min wall, 6 min of CPU, when measured on two cores shared with other
+# builds), a ~115 MB binary; with the Go build cache warm, ~20 s. It happens in a throwaway
+# module under $TMPDIR, never in the project's go.mod, and the binary is moved into place in
+# one rename.
+#
+# Environment (all optional):
+#   OPENTOFU_VERSION  OpenTofu release to build (default 1.12.6)
+#   LOOPGUARD_OPENTOFU_CACHE  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/opentofu)
+#   GO                go command to use (default go)
+set -euo pipefail
+
+# One function, called on the last line, so bash parses the whole file before running any of it.
+main() {
+	TOFU_VERSION="${OPENTOFU_VERSION:-1.12.6}"
+	GO="${GO:-go}"
+
+	log() { printf 'opentofu: %s\n' "$*" >&2; }
+	die() { log "error: $*"; exit 1; }
+
+	# The key names the compiler; a toolchain switch would build with another one.
+	export GOTOOLCHAIN=local
+	export GOWORK=off
+	export GOFLAGS=-mod=mod
+
+	command -v "$GO" >/dev/null 2>&1 || die "go command '$GO' not found"
+	GO_VERSION="$("$GO" env GOVERSION)"
+	GO_VERSION="${GO_VERSION//[^A-Za-z0-9._-]/_}"
+
+	CACHE_ROOT="${LOOPGUARD_OPENTOFU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/opentofu}"
+	DEST="$CACHE_ROOT/${TOFU_VERSION}-${GO_VERSION}"
+
+	cache_hit() { [[ -x "$DEST/tofu" ]]; }
+
+	if cache_hit; then
+		log "cache hit: $DEST/tofu"
+		printf '%s\n' "$DEST/tofu"
+		exit 0
+	fi
+
+	mkdir -p "$CACHE_ROOT"
+	# Two jobs sharing a cache would both spend minutes; the second waits and finds the first
+	# one's result. flock is optional (util-linux); the rename below keeps the cache consistent.
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>"$CACHE_ROOT/.lock"
+		if ! flock -n 9; then
+			log "another build holds $CACHE_ROOT/.lock; waiting"
+			flock 9
+		fi
+		if cache_hit; then
+			log "cache filled by another build: $DEST/tofu"
+			printf '%s\n' "$DEST/tofu"
+			exit 0
+		fi
+		rm -rf "$CACHE_ROOT"/.partial.*
+	fi
+
+	WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-opentofu.XXXXXX")"
+	STAGE="$(mktemp -d "$CACHE_ROOT/.partial.XXXXXX")"
+	chmod 755 "$STAGE"
+	cleanup() { rm -rf "$WORK" "$STAGE"; }
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+
+	log "cache miss: building OpenTofu v$TOFU_VERSION with $GO_VERSION (work dir $WORK)"
+	start=$SECONDS
+
+	cd "$WORK"
+	"$GO" mod init loopguard.invalid/opentofu >/dev/null 2>&1
+	# OpenTofu's go.mod replaces hashicorp/hcl/v2 with its own fork; replaces do not apply to a
+	# dependent module, so each one is repeated here, read from the release's own go.mod so a
+	# future release's set is not missed (v1.12.6 has exactly one).
+	local gomod
+	gomod="$("$GO" mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
+	[[ -n "$gomod" && -f "$gomod" ]] || die "could not download go.mod of github.com/opentofu/opentofu@v$TOFU_VERSION"
+	local -a replaces
+	# Lines like "replace a v1 => b v2" or, inside a replace block, "a v1 => b v2" (or without
+	# the left version). Local-path replaces (=> ./...) cannot be repeated and are refused.
+	mapfile -t replaces < <(awk '
+		/^replace[ \t]*\(/ { inblock = 1; next }
+		inblock && /^\)/ { inblock = 0; next }
+		/^replace[ \t]/ { sub(/^replace[ \t]+/, ""); print; next }
+		inblock && /=>/ { print }
+	' "$gomod" | sed 's#//.*##; s/[[:space:]]*$//; s/^[[:space:]]*//' | grep '=>' || true)
+	local -a edits=("-require=github.com/opentofu/opentofu@v$TOFU_VERSION")
+	local r left right
+	for r in "${replaces[@]}"; do
+		left="${r%%=>*}"
+		right="${r#*=>}"
+		left="$(echo $left | tr ' ' '@')"
+		right="$(echo $right | tr ' ' '@')"
+		[[ "$right" == .* || "$right" == /* ]] && die "local replace in OpenTofu's go.mod cannot be repeated: $r"
+		edits+=("-replace=$left=$right")
+	done
+	log "${#replaces[@]} replace(s) from OpenTofu's go.mod: ${replaces[*]:-none}"
+	"$GO" mod edit "${edits[@]}"
+
+	log "resolving modules"
+	"$GO" get "github.com/opentofu/opentofu/cmd/tofu@v$TOFU_VERSION" >&2
+
+	log "building (the slow part)"
+	# OpenTofu marks a build as a release through version.dev; without "no" it reports itself
+	# as v<version>-dev, which providers do not care about but people reading logs do.
+	CGO_ENABLED=0 "$GO" build -trimpath \
+		-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
+		-o "$STAGE/tofu" github.com/opentofu/opentofu/cmd/tofu >&2
+
+	local got
+	# A caller's CLI configuration (TF_CLI_CONFIG_FILE naming a missing file, a broken
+	# ~/.tofurc) makes `tofu version` print its complaints first; the check is about the binary.
+	# Not "| sed ...q": with pipefail, tofu's SIGPIPE would end the script without a word.
+	got="$(cd "$WORK" && env -u TF_CLI_ARGS HOME="$WORK" TF_CLI_CONFIG_FILE=/dev/null "$STAGE/tofu" version 2>&1)" || die "built tofu does not run: $got"
+	got="$(grep -m1 '^OpenTofu v' <<<"$got" || true)"
+	[[ "$got" == "OpenTofu v$TOFU_VERSION" ]] || die "built tofu reports '$got', want v$TOFU_VERSION"
+	log "$got"
+
+	if ! mv -T "$STAGE" "$DEST" 2>/dev/null; then
+		cache_hit || die "could not move $STAGE to $DEST"
+		log "another build filled $DEST first; using it"
+	fi
+	log "done in $((SECONDS - start)) s: $DEST/tofu"
+	printf '%s\n' "$DEST/tofu"
+}
+
+main "$@"
