@@ -113,6 +113,20 @@ func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (
 	if err != nil {
 		return nil, err
 	}
+	return r.PlanEvaluated(ctx, obj, c, res)
+}
+
+// PlanEvaluated is Plan for an object the caller has already evaluated: res must be what
+// Evaluate returned for obj and c with the Reconciler's dialect and policy. A host that needs
+// the decision itself (a cloud-controller-manager publishing the ipMode) evaluates once and
+// plans from that. It never writes.
+func (r *Reconciler) PlanEvaluated(ctx context.Context, obj runtime.Object, c *Cluster, res *Result) (*Plan, error) {
+	if r.driver == nil {
+		return nil, r.noDriver(obj)
+	}
+	if res == nil {
+		return nil, fmt.Errorf("%w: PlanEvaluated needs the evaluation's result", ErrInvalid)
+	}
 	p, err := r.driver.Plan(ctx, r.request(obj, c, res))
 	if err != nil {
 		return nil, err
