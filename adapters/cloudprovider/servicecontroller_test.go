@@ -44,6 +44,7 @@ type lbCall struct {
 	svc   string
 	nodes []string
 	start time.Time
+	end   time.Time
 	err   error
 }
 
@@ -72,7 +73,10 @@ func (s *spy) locked(fn func()) {
 	fn()
 }
 
-func (s *spy) record(c lbCall) { s.calls = append(s.calls, c) }
+func (s *spy) record(c lbCall) {
+	c.end = time.Now()
+	s.calls = append(s.calls, c)
+}
 
 // find returns the calls op made for the Service named svc.
 func (s *spy) find(op, svc string) []lbCall {
@@ -219,6 +223,7 @@ type harness struct {
 	patches *statusPatches
 	events  *record.FakeRecorder
 	stop    func()
+	restart func() // run again with the same cloud
 }
 
 // newHarness starts an API server, with no Nodes: see orderedNodes.
@@ -243,6 +248,7 @@ func (h *harness) run(inner cloudprovider.Interface, p core.Provider, opts ...lg
 	if h.stop != nil {
 		h.stop()
 	}
+	h.restart = func() { h.run(inner, p, opts...) }
 	cfg := h.srv.Config()
 	if h.patches == nil {
 		h.patches = &statusPatches{n: map[string]int{}}
@@ -434,7 +440,7 @@ func TestServiceControllerPatchesStatusOncePerChange(t *testing.T) {
 		syncs++
 		h.eventually("the annotation change is synced", func() bool { return len(h.spy.find("ensure", "web")) == syncs })
 	}
-	h.run(inner, kubernetes.NewProvider(nil), lgcloud.WithProfile(modern))
+	h.restart()
 	syncs++
 	h.eventually("the restarted controller syncs the Service", func() bool { return len(h.spy.find("ensure", "web")) == syncs })
 
