@@ -83,7 +83,8 @@ const maxCreateNumber = 20
 // completes. (The cloud lists a creating instance with Status 0; showing none until then is
 // UNCONFIRMED.) A private (INTERNAL) instance needs VpcId and SubnetId and gets a VIP in
 // 10.0.0.0/16 unless Vip names one; a public (OPEN) one gets a VIP in 203.0.113.0/24. A
-// ClientToken seen before answers the earlier call's IDs and creates nothing.
+// ClientToken seen before answers the earlier call's IDs and creates nothing (the call is still
+// listed among Writes, as every accepted call of a write action is).
 func (s *Server) createLoadBalancer(req *request, p *createLoadBalancerParams) (any, *apiError) {
 	if p.LoadBalancerType == nil || *p.LoadBalancerType == "" {
 		return nil, missing("LoadBalancerType")
