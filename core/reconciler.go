@@ -116,9 +116,11 @@ func (r *Reconciler) Plan(ctx context.Context, obj runtime.Object, c *Cluster) (
 	return r.PlanEvaluated(ctx, obj, c, res)
 }
 
-// PlanEvaluated is Plan for an object the host has already evaluated with Evaluate under the
-// reconciler's dialect and policy and the same cluster: a host that shows verdicts before it
-// plans (the CLI's plan, a webhook) evaluates each object once. res must be that evaluation.
+// PlanEvaluated is Plan for an object the caller has already evaluated: res must be what
+// Evaluate returned for obj and c with the Reconciler's dialect and policy. A host that shows
+// verdicts before it plans (the CLI's plan) or needs the decision itself (a
+// cloud-controller-manager publishing the ipMode) evaluates once and plans from that. It never
+// writes.
 func (r *Reconciler) PlanEvaluated(ctx context.Context, obj runtime.Object, c *Cluster, res *Result) (*Plan, error) {
 	if r.driver == nil {
 		return nil, r.noDriver(obj)

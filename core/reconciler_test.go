@@ -381,3 +381,37 @@ func TestTypedFromUnstructured(t *testing.T) {
 	}
 	var _ runtime.Object = obj
 }
+
+// TestPlanEvaluatedPlansFromTheGivenResult: PlanEvaluated hands the driver the caller's result
+// (no second evaluation) and blocks the plan as Plan does; without a result it is invalid input.
+func TestPlanEvaluatedPlansFromTheGivenResult(t *testing.T) {
+	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})
+	var got *Result
+	plan := drv.PlanFn
+	drv.PlanFn = func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+		got = req.Result
+		return plan(ctx, req)
+	}
+	r := NewReconciler(NewProvider(atRiskDialect(), drv))
+	res, err := Evaluate(atRiskDialect(), nil, nil, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Plan(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.PlanEvaluated(context.Background(), nil, nil, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != res {
+		t.Error("the driver did not get the caller's result")
+	}
+	if !cmp.Equal(p.Changes, want.Changes) || (p.Blocked == nil) != (want.Blocked == nil) {
+		t.Errorf("PlanEvaluated = %+v, Plan = %+v", p, want)
+	}
+	if _, err := r.PlanEvaluated(context.Background(), nil, nil, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("without a result: %v, want invalid input", err)
+	}
+}

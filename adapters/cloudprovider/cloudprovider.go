@@ -239,7 +239,8 @@ func (c *cloud) sync(ctx context.Context, svc *corev1.Service, nodes []*corev1.N
 	if _, ok := c.provider.Driver(); !ok || res.Decision.Remedy == core.RemedyNone {
 		return path, nil
 	}
-	plan, err := c.reconciler.Plan(ctx, svc, facts)
+	// Planned from this evaluation: the Reconciler's Plan would translate the Service again.
+	plan, err := c.reconciler.PlanEvaluated(ctx, svc, facts, res)
 	if err != nil {
 		return path, c.fail(svc, err)
 	}

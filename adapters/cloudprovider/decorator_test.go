@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/cloud-provider/api"
 	fakecloud "k8s.io/cloud-provider/fake"
@@ -29,6 +31,12 @@ const lbID = "lb-web00001"
 // newDirect is the TKE provider in direct mode on the official SDK against clbtest, behind a
 // fake inner cloud: a CCM fork that owns its CLBs.
 func newDirect(t *testing.T, allowlisted bool, opts ...cloudprovider.Option) (*clbtest.Server, *fakecloud.Cloud, *record.FakeRecorder, func() loadBalancer) {
+	t.Helper()
+	return newDirectWith(t, allowlisted, nil, opts...)
+}
+
+// newDirectWith is newDirect with the provider passed through wrap before Wrap gets it.
+func newDirectWith(t *testing.T, allowlisted bool, wrap func(core.Provider) core.Provider, opts ...cloudprovider.Option) (*clbtest.Server, *fakecloud.Cloud, *record.FakeRecorder, func() loadBalancer) {
 	t.Helper()
 	srvOpts := &clbtest.Options{TaskDuration: time.Millisecond}
 	if allowlisted {
@@ -67,6 +75,9 @@ func newDirect(t *testing.T, allowlisted bool, opts ...cloudprovider.Option) (*c
 	rec := record.NewFakeRecorder(100)
 	all := append([]cloudprovider.Option{cloudprovider.WithProfile(profile), cloudprovider.WithEventRecorder(rec),
 		cloudprovider.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures, AllowTickets: true})}, opts...)
+	if wrap != nil {
+		p = wrap(p)
+	}
 	wrapped := cloudprovider.Wrap(inner, p, all...)
 	return srv, inner, rec, func() loadBalancer {
 		lb, ok := wrapped.LoadBalancer()
@@ -143,6 +154,43 @@ func TestDirectModeTurnsListenerSNATOn(t *testing.T) {
 	}
 	if inner.Calls[len(inner.Calls)-1] != "delete" {
 		t.Errorf("the inner delete was not called last: %v", inner.Calls)
+	}
+}
+
+// countingDialect counts the translations of a provider's dialect.
+type countingDialect struct {
+	core.Dialect
+	n atomic.Int32
+}
+
+func (d *countingDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+	d.n.Add(1)
+	return d.Dialect.Translate(obj, c)
+}
+
+// TestOneEvaluationPerSync: a sync that plans through the driver translates the Service
+// once, not once for the status and again for the plan.
+func TestOneEvaluationPerSync(t *testing.T) {
+	counting := &countingDialect{}
+	_, _, _, lb := newDirectWith(t, true, func(p core.Provider) core.Provider {
+		drv, _ := p.Driver()
+		counting.Dialect = p.Dialect()
+		return core.NewProvider(counting, drv)
+	})
+	for i, call := range []func() error{
+		func() error {
+			_, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+			return err
+		},
+		func() error { return lb().UpdateLoadBalancer(context.Background(), "c", tkeService(nil), nodes()) },
+	} {
+		counting.n.Store(0)
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+		if n := counting.n.Load(); n != 1 {
+			t.Errorf("sync %d translated the Service %d times, want 1", i+1, n)
+		}
 	}
 }
 

@@ -29,10 +29,12 @@ var handlers = map[string]handler{
 	"ModifyListener":        action((*Server).modifyListener),
 	"CreateListener":        action((*Server).createListener),
 	"DescribeTaskStatus":    action((*Server).describeTaskStatus),
+	"CreateLoadBalancer":    action((*Server).createLoadBalancer),
+	"DeleteLoadBalancer":    action((*Server).deleteLoadBalancer),
 }
 
 // writeActions change state through a task.
-var writeActions = map[string]bool{"ModifyListener": true, "CreateListener": true}
+var writeActions = map[string]bool{"ModifyListener": true, "CreateListener": true, "CreateLoadBalancer": true, "DeleteLoadBalancer": true}
 
 // cloudTime renders times the way the API does ("YYYY-MM-DD HH:mm:ss", Beijing time).
 var cloudZone = time.FixedZone("CST", 8*3600)

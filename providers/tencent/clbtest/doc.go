@@ -30,12 +30,15 @@
 //     "Error", except injected HTTP faults.
 //   - Serves DescribeLoadBalancers (ID/type/name/VIP/VPC/search filters, Offset/Limit,
 //     OrderBy/OrderType), DescribeListeners (LoadBalancerId, ListenerIds, Protocol,
-//     Port), ModifyListener, CreateListener and DescribeTaskStatus. Listener SNAT is
-//     read back through AttrFlags containing "SnatEnable"; KeepaliveEnable is an integer
-//     for HTTP/HTTPS only (docs/sources.md#tke-clb-api).
+//     Port), ModifyListener, CreateListener, CreateLoadBalancer, DeleteLoadBalancer and
+//     DescribeTaskStatus, so a cloud-controller-manager's load-balancer lifecycle runs
+//     against it too. Listener SNAT is read back through AttrFlags containing
+//     "SnatEnable"; KeepaliveEnable is an integer for HTTP/HTTPS only
+//     (docs/sources.md#tke-clb-api).
 //   - Runs every write as a task whose ID is the write's RequestId: the change becomes
-//     visible when the task completes after Options.TaskDuration, and meanwhile other
-//     writes on that load balancer fail with FailedOperation.ResourceInOperating.
+//     visible when the task completes after Options.TaskDuration (a new load balancer's or
+//     listener's ID is answered at once, the object appears with the task), and meanwhile
+//     other writes on that load balancer fail with FailedOperation.ResourceInOperating.
 //   - Limits each action to Options.RateLimit requests per second (default 20), answering
 //     RequestLimitExceeded with the cloud's message.
 //   - Gates SNAT and Keep Alive behind an allowlist (Options.Allowlist, Server.Allow);
@@ -59,7 +62,7 @@
 //
 // Parameters that filter on things the fake does not hold (targets, security groups,
 // zones, Filters, DealName, port ranges) are refused with a message saying so rather
-// than silently ignored. Actions other than the five above answer InvalidAction.
+// than silently ignored. Actions other than the seven above answer InvalidAction.
 //
 // Secret keys, tokens and signatures never appear in responses, the call log or the log.
 package clbtest

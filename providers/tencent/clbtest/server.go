@@ -89,6 +89,10 @@ type Server struct {
 	windows      map[string]*rateWindow
 	faults       map[string][]*scriptedFault
 	calls        []Call
+	// creating holds, per CreateLoadBalancer task, the instances it creates; clientTokens
+	// the IDs a ClientToken was answered with.
+	creating     map[string][]LoadBalancer
+	clientTokens map[string][]string
 
 	httpServer *http.Server
 	listener   net.Listener
@@ -116,6 +120,8 @@ func New(opts *Options) *Server {
 		denial:           opts.Denial,
 		windows:          map[string]*rateWindow{},
 		faults:           map[string][]*scriptedFault{},
+		creating:         map[string][]LoadBalancer{},
+		clientTokens:     map[string][]string{},
 	}
 	if s.now == nil {
 		s.now = time.Now
