@@ -253,6 +253,13 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		err = pr.interceptVIP(ctx)
 	case core.LBSourceNAT:
 		err = pr.sourceNAT(ctx)
+		if err == nil && pr.stopsIntercept() {
+			// SNAT makes the path through the CLB loop-safe; the backends need traffic on it.
+			err = pr.preventLoopbackOff(ctx)
+		}
+	case core.ThroughLB:
+		pr.blockUnmet()
+		err = pr.preventLoopbackOff(ctx)
 	case core.NodeSeparation, core.DNSSteering:
 		pr.forUser()
 	default:

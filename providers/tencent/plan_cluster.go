@@ -81,6 +81,42 @@ func (pr *planning) interceptVIP(ctx context.Context) error {
 	return nil
 }
 
+// stopsIntercept is whether the decision takes in-cluster traffic off the VIP path that
+// prevent-loopback made, because the backends need the CLB (core.Assessment.NeedsLB).
+func (pr *planning) stopsIntercept() bool {
+	r := pr.req.Result
+	return r.Assessment.NeedsLB == core.Yes && r.Exposure.Intercept == core.Yes && pr.profile.ProxyMode == core.ProxyModeIPVS
+}
+
+// preventLoopbackOff sets prevent-loopback to "false" where it is "true" now: in IPVS mode that
+// stops the node intercepting the CLB VIP. The value is set, not removed: the annotation may
+// belong to another field manager, whose other fields stay as they are.
+func (pr *planning) preventLoopbackOff(ctx context.Context) error {
+	svc, ok := pr.req.Object.(*corev1.Service)
+	if !ok {
+		return nil
+	}
+	key, _ := core.KeyOf(svc)
+	ann, err := pr.liveAnnotations(ctx, key, svc.Annotations)
+	if err != nil {
+		return err
+	}
+	if ann[AnnotationPreventLoopback] != "true" {
+		return nil
+	}
+	pr.plan.Changes = append(pr.plan.Changes, core.Change{
+		By:       core.WriterCluster,
+		Object:   &key,
+		Field:    annotationField(AnnotationPreventLoopback),
+		From:     "true",
+		To:       "false",
+		Edits:    []core.Edit{annotationEdit(AnnotationPreventLoopback, "false")},
+		Strategy: core.StrategyApply,
+		Reason:   RuleOfferStopPreventLoopback.Reason(),
+	})
+	return nil
+}
+
 // ensureNotes adds notes the plan does not carry yet (a host may plan from a Result without
 // offers).
 func (pr *planning) ensureNotes(notes ...core.Reason) {

@@ -29,6 +29,7 @@ const (
 	srcGuide    = "tke-guide docs/faq/clb-loopback.md"
 	srcNative   = "TencentCloud/karpenter-provider-tke staging/nativenode/well_known_labels.go"
 	srcUnconf   = "UNCONFIRMED (providers/tencent/unconfirmed.go)"
+	srcProtocol = "Tencent TKE doc \"Service 扩展协议\" (console guide, Service management: service.cloud.tencent.com/specify-protocol; TCP_SSL and HTTPS need a certificate Secret)"
 )
 
 // Rules for the LB scope.
@@ -204,6 +205,12 @@ var (
 	RuleModeSkip = core.Rule{Code: "tke-mode-skip",
 		Summary: "mode: skip makes the TKE controller (>= v2.10.0) leave the object and its CLB alone; loopguard does not assess it.",
 		Source:  srcSvcAnn + "; " + srcIngAnn}
+	RuleSpecifyProtocolTLS = core.Rule{Code: "tke-specify-protocol-tls",
+		Summary: "The CLB listener ends TLS (TCP_SSL or HTTPS set by specify-protocol, with a certificate): the backend port speaks plain text, so intercepted in-cluster clients would speak TLS to it.",
+		Source:  srcProtocol + "; docs/sources.md#lb-dependence"}
+	RuleOfferStopPreventLoopback = core.Rule{Code: "tke-offer-prevent-loopback-off",
+		Summary: "Set service.cloud.tencent.com/prevent-loopback: \"false\": IPVS stops intercepting the CLB VIP and in-cluster traffic reaches the CLB again; loop-safe only with the listener's SNAT on.",
+		Source:  srcSol1 + "; docs/sources.md#lb-dependence"}
 	RuleModeSkipIgnored = core.Rule{Code: "tke-mode-skip-ignored",
 		Summary: "mode: skip needs controller v2.10.0 or later; this controller is older and still manages the object.",
 		Source:  srcSvcAnn + "; " + srcIngAnn}
@@ -229,5 +236,5 @@ var rules = []core.Rule{
 	RuleIngressControllerUnknown, RuleIngressBackendsUnknown, RuleIngressSeparationPolicy,
 	RuleDNSSeveralBackends,
 	RuleCreateServiceConfig, RuleAutoConfigPending, RuleL7SNATSecurityGroup, RuleDirectCLB,
-	RuleModeSkip, RuleModeSkipIgnored, RuleLoadBalancerClass, RuleIngressClass,
+	RuleModeSkip, RuleModeSkipIgnored, RuleSpecifyProtocolTLS, RuleOfferStopPreventLoopback, RuleLoadBalancerClass, RuleIngressClass,
 }

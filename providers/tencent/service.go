@@ -42,6 +42,8 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	errs = appendErr(errs, ferr)
 	backendsLabel, ferr := readBackendsLabel(ann)
 	errs = appendErr(errs, ferr)
+	tlsPorts, ferr := tlsAtCLB(svc)
+	errs = appendErr(errs, ferr)
 
 	e, ov, err := core.ServiceBase(Name, svc, c, d.behindCLB(c, backendsLabel))
 	if err != nil && !errors.Is(err, core.ErrInvalid) {
@@ -75,12 +77,24 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 		return nil, err
 	}
 	setL4SNAT(&e, cfg, cfgName, svc.Namespace, listeners)
+	if len(tlsPorts) > 0 {
+		e.Needs.TLS = core.Yes
+		e.Reasons = append(e.Reasons, RuleSpecifyProtocolTLS.Because("specify-protocol ends TLS at the CLB on port "+strings.Join(tlsPorts, ", ")))
+	}
 
+	// prevent-loopback is what intercepts in IPVS mode: turning it off is how in-cluster
+	// traffic goes back through the CLB, for backends that need it to.
+	stopIntercept := e.Intercept == core.Yes && prevent == core.Yes && c.Profile.ProxyMode == core.ProxyModeIPVS && needsLB(&e, &ov)
 	offers := []core.Offer{
 		d.offerPreventLoopback(&e, c, prevent),
-		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners),
+		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners, stopIntercept),
 		core.NodeSeparationOffer(&e, svc.Spec.Selector),
 		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
+	}
+	if stopIntercept {
+		o := core.ThroughLBOffer(&e, "set metadata.annotations[\""+AnnotationPreventLoopback+"\"]: \"false\"")
+		o.Reason = RuleOfferStopPreventLoopback.Reason()
+		offers = append(offers, o)
 	}
 	ov.Apply(&e)
 	return &core.Translation{Exposure: e, Offers: offers}, nil
@@ -228,7 +242,7 @@ func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster, curren
 }
 
 // offerL4SNAT is solution 2: snatEnable on exactly the Service's listeners.
-func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName string, auto bool, listeners []ListenerKey) core.Offer {
+func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName string, auto bool, listeners []ListenerKey, stopIntercept bool) core.Offer {
 	clientIP := core.ClientIPProxyProtocol
 	if e.Protocols&core.UDP != 0 {
 		clientIP = core.ClientIPLost
@@ -237,6 +251,9 @@ func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName
 	note := "; turn on the PROXY protocol to recover TCP clients' addresses"
 	if e.Protocols&core.UDP != 0 {
 		note = "; UDP clients' addresses are lost behind SNAT"
+	}
+	if stopIntercept {
+		note += "; and set " + AnnotationPreventLoopback + ": \"false\" so in-cluster traffic reaches the CLB"
 	}
 	var action string
 	switch {
@@ -282,4 +299,14 @@ func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Prec
 		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp, Reason: RuleNeedsAllowlist.Because(msg)}
 	}
 	return out
+}
+
+// needsLB is whether the backends need in-cluster traffic to pass through the CLB, with what a
+// loopguard.io/backend-expects annotation declares (applied to the exposure after the offers).
+func needsLB(e *core.Exposure, ov *core.Overrides) bool {
+	needs := e.Needs
+	if ov.Needs != nil {
+		needs = *ov.Needs
+	}
+	return needs.Any() == core.Yes || e.ProxyProtocol == core.Yes
 }

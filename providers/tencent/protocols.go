@@ -1,0 +1,53 @@
+package tencent
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// AnnotationSpecifyProtocol sets the CLB listener protocol of Service ports, a JSON object from
+// port to {"protocol": [...], "tls": "<Secret>"}: TCP_SSL and HTTPS listeners end TLS at the
+// CLB with the certificate the Secret names, so the backend port speaks plain text (Tencent
+// doc "Service 扩展协议", TKE console guide, Service management).
+const AnnotationSpecifyProtocol = "service.cloud.tencent.com/specify-protocol"
+
+// specifiedPort is one entry of AnnotationSpecifyProtocol.
+type specifiedPort struct {
+	Protocol []string `json:"protocol"`
+	TLS      string   `json:"tls"`
+}
+
+// tlsAtCLB reads AnnotationSpecifyProtocol and reports the Service ports whose listener ends
+// TLS at the CLB (TCP_SSL, HTTPS). Ports the Service does not have are ignored, as TKE does.
+func tlsAtCLB(svc *corev1.Service) ([]string, *field.Error) {
+	v, ok := svc.Annotations[AnnotationSpecifyProtocol]
+	if !ok {
+		return nil, nil
+	}
+	var spec map[string]specifiedPort
+	if err := json.Unmarshal([]byte(v), &spec); err != nil {
+		return nil, field.Invalid(core.AnnotationPath(AnnotationSpecifyProtocol), v,
+			`not a JSON object from port to {"protocol": [...], "tls": "<Secret>"}: `+err.Error())
+	}
+	var out []string
+	for _, p := range svc.Spec.Ports {
+		port := strconv.Itoa(int(p.Port))
+		sp, ok := spec[port]
+		if !ok {
+			continue
+		}
+		for _, proto := range sp.Protocol {
+			if u := strings.ToUpper(proto); u == "TCP_SSL" || u == "HTTPS" {
+				out = append(out, port+" ("+u+")")
+				break
+			}
+		}
+	}
+	return out, nil
+}
