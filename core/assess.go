@@ -375,6 +375,11 @@ func interceptedSource(e *Exposure) SourceAddress {
 	return SourceAddress{Kind: SourceUnknown}
 }
 
+// SourceBehindLBNAT is what the backend sees as the source of in-cluster traffic behind the
+// LB's source NAT (docs/sources.md#source-address): the LB's address, with the client's in the
+// PROXY protocol header or X-Forwarded-For where the exposure has one.
+func (e *Exposure) SourceBehindLBNAT() SourceAddress { return lbSource(e) }
+
 // lbSource is docs/sources.md#source-address for traffic behind LB source NAT.
 func lbSource(e *Exposure) SourceAddress {
 	s := SourceAddress{Kind: SourceLB}

@@ -210,15 +210,6 @@ func TestIngressBackendsAndBinding(t *testing.T) {
 	if len(backends) != 2 {
 		t.Fatalf("backends = %d, want the 2 known Services", len(backends))
 	}
-	if b := IngressBinding(backends); b != NodePortCluster {
-		t.Errorf("binding = %s, want cluster (web is Cluster)", b)
-	}
-	if b := IngressBinding(backends[:1]); b != NodePortLocal {
-		t.Errorf("binding = %s, want local", b)
-	}
-	if b := IngressBinding(nil); b != BindingUnknown {
-		t.Errorf("binding = %s, want unknown", b)
-	}
 	p := c.IngressPlacement(backends, nil, NodeFilter{})
 	if !cmp.Equal(p.Backends, []NodeBackends{{"n1", 2}, {"n2", 1}}) {
 		t.Errorf("backends = %v", p.Backends)

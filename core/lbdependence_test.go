@@ -2,8 +2,6 @@ package core
 
 import (
 	"testing"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // intercepted is a private, intercepted exposure: it cannot loop.
@@ -14,6 +12,15 @@ func intercepted(mod func(*Exposure)) *Exposure {
 		mod(e)
 	}
 	return e
+}
+
+// throughLBOffer is a dialect's through-lb offer: unmet while that path would loop.
+func throughLBOffer(e *Exposure) Offer {
+	o := Offer{Remedy: ThroughLB, Path: PathProxy, Action: "publish Proxy", Costs: Costs{ClientIP: ClientIPProxyProtocol}, Reason: Reason{Code: "x-through-lb"}}
+	if e.LBSourceNAT != Yes {
+		o.Unmet = []Precondition{{Kind: PreconditionUnsupported, Reason: Reason{Code: "x-loops"}}}
+	}
+	return o
 }
 
 // TestAssessJudgesTheVIPDirection: an intercepted exposure whose backends need the LB fails
@@ -67,14 +74,14 @@ func TestDecideKeepsTrafficOnTheLBWhenTheBackendsNeedIt(t *testing.T) {
 		"broken on VIP: through the LB, which has SNAT": {
 			e: intercepted(expects),
 			offers: func(e *Exposure) []Offer {
-				return []Offer{offerIntercept, offerDNS, ThroughLBOffer(e, "publish Proxy")}
+				return []Offer{offerIntercept, offerDNS, throughLBOffer(e)}
 			},
 			want: ThroughLB, path: PathProxy,
 		},
 		"broken on VIP, but through the LB would loop": {
 			e: intercepted(func(e *Exposure) { expects(e); e.LBSourceNAT = No }),
 			offers: func(e *Exposure) []Offer {
-				return []Offer{offerIntercept, offerDNS, ThroughLBOffer(e, "publish Proxy")}
+				return []Offer{offerIntercept, offerDNS, throughLBOffer(e)}
 			},
 			want: RemedyNone, path: PathVIP, // nothing can be done: it stays as it is
 		},
@@ -103,59 +110,10 @@ func TestDecideKeepsTrafficOnTheLBWhenTheBackendsNeedIt(t *testing.T) {
 				if (r.Remedy == InterceptVIP || r.Remedy == DNSSteering) && r.Reason.Code != RuleDecideKeepsOffLB.Code {
 					t.Errorf("%s rejected for %s, want %s", r.Remedy, r.Reason.Code, RuleDecideKeepsOffLB.Code)
 				}
-				if r.Remedy == ThroughLB && r.Reason.Code != RuleThroughLBLoops.Code {
-					t.Errorf("through-lb rejected for %s, want %s", r.Reason.Code, RuleThroughLBLoops.Code)
+				if r.Remedy == ThroughLB && r.Reason.Code != "x-loops" {
+					t.Errorf("through-lb rejected for %s, want x-loops", r.Reason.Code)
 				}
 			}
 		})
-	}
-}
-
-func TestBackendExpectsAnnotation(t *testing.T) {
-	cases := map[string]struct {
-		value string
-		want  string // LBDependence.String, or "error"
-	}{
-		"one":          {"proxy-protocol", "proxy-protocol"},
-		"version":      {"proxy-protocol-v2", "proxy-protocol-v2"},
-		"several":      {"tls, l7-routing", "tls,l7-routing"},
-		"none":         {"none", "none"},
-		"typo":         {"proxy-protcol", "error"},
-		"two versions": {"proxy-protocol-v1,proxy-protocol-v2", "error"},
-		"none and tls": {"none,tls", "error"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			obj := &metav1.ObjectMeta{Annotations: map[string]string{AnnotationBackendExpects: tc.value}}
-			o, errs := ReadOverrides(obj)
-			if tc.want == "error" {
-				if len(errs) != 1 || errs[0].Field != "metadata.annotations[loopguard.io/backend-expects]" {
-					t.Fatalf("errors %v, want one naming the annotation", errs)
-				}
-				return
-			}
-			if len(errs) > 0 || o.Needs == nil {
-				t.Fatalf("errors %v needs %v", errs, o.Needs)
-			}
-			if got := o.Needs.String(); got != tc.want {
-				t.Errorf("%q read as %q, want %q", tc.value, got, tc.want)
-			}
-			e := intercepted(nil)
-			o.Apply(e)
-			wantRisk := RiskNone
-			if tc.want != "none" {
-				wantRisk = RiskAtRisk
-			}
-			if a := Assess(e); a.Risk != wantRisk {
-				t.Errorf("declared %q: risk %s, want %s", tc.value, a.Risk, wantRisk)
-			}
-		})
-	}
-	// The LB's own header cannot be declared away.
-	e := intercepted(func(e *Exposure) { e.ProxyProtocol = Yes })
-	o, _ := ReadOverrides(&metav1.ObjectMeta{Annotations: map[string]string{AnnotationBackendExpects: "none"}})
-	o.Apply(e)
-	if a := Assess(e); a.Symptom != SymptomProtocolError {
-		t.Errorf("none over an LB that sends the header: symptom %s, want protocol-error", a.Symptom)
 	}
 }

@@ -137,7 +137,6 @@ func Rules() []Rule {
 		RuleHairpinBridgeOff, RuleHairpinBridgeOn, RuleHairpinUnknown, RuleKubeletHairpinDead,
 		RuleDecideNoLoop, RuleDecideChosen, RuleDecideRanked, RuleDecideUnmet, RuleDecideTicket,
 		RuleDecideDisruptive, RuleDecideL7NoIntercept, RuleDecideTentative, RuleDecideNothing,
-		RuleDecideKeepsOffLB, RuleOverride, RuleOfferNodeSeparation, RuleOfferDNSSteering, RuleClientsUndeclared,
-		RuleOfferThroughLB, RuleThroughLBLoops,
+		RuleDecideKeepsOffLB,
 	}
 }

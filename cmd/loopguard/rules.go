@@ -1,6 +1,9 @@
 package main
 
-import "github.com/loopguard/loopguard/core"
+import (
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
+)
 
 // The CLI's own rules: remarks about the inputs, not physics.
 var (
@@ -22,7 +25,9 @@ type ruleGroup struct {
 
 // ruleGroups lists every rule any package can emit: the core's, each dialect's and the CLI's.
 func ruleGroups() []ruleGroup {
-	groups := []ruleGroup{{Title: "core: physics and decisions (every cloud)", Package: "github.com/loopguard/loopguard/core", Rules: core.Rules()}}
+	// The offers every cloud can make (core/dialect) are listed with the core's physics: to a
+	// reader they are one set of rules that hold on every cloud.
+	groups := []ruleGroup{{Title: "core: physics and decisions (every cloud)", Package: "github.com/loopguard/loopguard/core", Rules: append(core.Rules(), dialect.Rules()...)}}
 	for _, d := range dialectEntries() {
 		groups = append(groups, ruleGroup{Title: "dialect " + d.name, Package: "github.com/loopguard/loopguard/providers/" + d.name, Rules: d.newDialect().Rules()})
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // CaseHarness is a driver under test with cases of its own, beside the shared scenarios of
@@ -58,7 +59,7 @@ func RunCases(t *testing.T, h CaseHarness) {
 
 func documentedCodes(p core.Provider) map[core.Code]bool {
 	documented := map[core.Code]bool{}
-	for _, r := range core.Rules() {
+	for _, r := range append(core.Rules(), dialect.Rules()...) {
 		documented[r.Code] = true
 	}
 	for _, r := range p.Dialect().Rules() {
@@ -159,7 +160,7 @@ func checkCodes(t *testing.T, p *core.Plan, documented map[core.Code]bool) {
 	t.Helper()
 	check := func(where string, r core.Reason) {
 		if r.Code != "" && !documented[r.Code] {
-			t.Errorf("%s: reason code %q is not documented in core.Rules() or the dialect's Rules()", where, r.Code)
+			t.Errorf("%s: reason code %q is not documented in core.Rules(), dialect.Rules() or the dialect's Rules()", where, r.Code)
 		}
 	}
 	check("decision", p.Decision.Reason)

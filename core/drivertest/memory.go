@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // The in-memory provider: a cloud with one switch per Service port (source NAT on the
@@ -101,7 +102,7 @@ func (memoryDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Trans
 	if !ok {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Msg: fmt.Sprintf("%T is not a Service", obj)}
 	}
-	e, ov, err := core.ServiceBase(MemoryName, svc, c, core.NodeFilter{})
+	e, ov, err := dialect.ServiceBase(MemoryName, svc, c, core.NodeFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (memoryDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Trans
 	if c == nil || !c.Profile.HasAllowlist(MemorySNAT) {
 		snat.Unmet = append(snat.Unmet, core.Precondition{Kind: core.PreconditionAllowlist, Capability: MemorySNAT, Reason: ruleMemorySNAT.Reason()})
 	}
-	return &core.Translation{Exposure: e, Offers: []core.Offer{snat, core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil)}}, nil
+	return &core.Translation{Exposure: e, Offers: []core.Offer{snat, dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil)}}, nil
 }
 
 type memoryDriver struct{ cloud *MemoryCloud }

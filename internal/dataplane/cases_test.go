@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/internal/netlab"
 )
 
@@ -85,22 +86,22 @@ func (i interception) lab() netlab.Intercept {
 }
 
 // facts is what a dialect says about this interception: Intercept, and InterceptMasquerades
-// from core.KubeProxyMasquerades for the proxy mode that programs it (what core.ServiceBase
+// from dialect.KubeProxyMasquerades for the proxy mode that programs it (what dialect.ServiceBase
 // does). The stand-in is the exception: it is a userspace proxy, which core's
 // InterceptMasquerades doc says shows a node address; netlab says it reproduces "the VIP is
 // local", not IPVS's source. Real IPVS's source is checked by interceptIPVS.
 func (i interception) facts(policy corev1.ServiceExternalTrafficPolicy) (intercept, masquerades core.Fact) {
 	switch i {
 	case interceptNone:
-		return core.No, core.KubeProxyMasquerades(core.ProxyModeIPTables, policy)
+		return core.No, dialect.KubeProxyMasquerades(core.ProxyModeIPTables, policy)
 	case interceptIPTables:
-		return core.Yes, core.KubeProxyMasquerades(core.ProxyModeIPTables, policy)
+		return core.Yes, dialect.KubeProxyMasquerades(core.ProxyModeIPTables, policy)
 	case interceptIPVSStandIn:
 		return core.Yes, core.Yes
 	case interceptProxyNoLocalVIP:
-		return core.No, core.KubeProxyMasquerades(core.ProxyModeIPVS, policy)
+		return core.No, dialect.KubeProxyMasquerades(core.ProxyModeIPVS, policy)
 	case interceptIPVS:
-		return core.Yes, core.KubeProxyMasquerades(core.ProxyModeIPVS, policy)
+		return core.Yes, dialect.KubeProxyMasquerades(core.ProxyModeIPVS, policy)
 	}
 	panic(fmt.Sprintf("interception %d", i))
 }
@@ -259,7 +260,7 @@ func serviceNameCase(d dims) kcase {
 	return kcase{name: name, family: familyServiceName, dims: d, exposure: &e, scenario: sc}
 }
 
-// baseExposure is what core.ServiceBase fills for a private layer-4 TCP LoadBalancer Service
+// baseExposure is what dialect.ServiceBase fills for a private layer-4 TCP LoadBalancer Service
 // on a kube-proxy cluster, including the hairpin facts of the profile.
 func baseExposure(d dims) core.Exposure {
 	h := hairpinFacts(d.attachment, true, d.attachment != attachRouted, d.attachment != attachBridgeNoNF)
@@ -391,7 +392,7 @@ func seedCases() []kcase {
 	lb("tke/ipvs-mode/prevent-loopback/resolved", "IPVS + prevent-loopback enabled (intra-cluster forwarding): resolved",
 		with(tke, func(d *dims) { d.intercept = interceptIPVSStandIn }), func(c *kcase) {
 			// The dialect's own facts for IPVS with prevent-loopback, not the stand-in's.
-			c.exposure.InterceptMasquerades = core.KubeProxyMasquerades(core.ProxyModeIPVS, corev1.ServiceExternalTrafficPolicyCluster)
+			c.exposure.InterceptMasquerades = dialect.KubeProxyMasquerades(core.ProxyModeIPVS, corev1.ServiceExternalTrafficPolicyCluster)
 		})
 	lb("tke/ipvs-mode/l4-snat/resolved", "IPVS + CLB layer-4 listener SNAT on: resolved",
 		with(tke, func(d *dims) { d.intercept, d.lbSNAT = interceptProxyNoLocalVIP, true }), nil)
@@ -413,8 +414,8 @@ func seedCases() []kcase {
 	vke := dims{binding: bindDirectToPod, attachment: attachRouted}
 	lb("vke/vip/no-loop", "VIP: kube-proxy redirects traffic for the CLB IP:port to backend Pods (no loop)",
 		with(vke, func(d *dims) { d.intercept, d.placement = interceptIPTables, lbPicksClientNode }), func(c *kcase) {
-			c.exposure.InterceptMasquerades = core.KubeProxyMasquerades(core.ProxyModeEBPF, corev1.ServiceExternalTrafficPolicyCluster)
-			c.sourceAbstains = "VKE forwards with eBPF: the dialect leaves InterceptMasquerades unknown (core.KubeProxyMasquerades(ebpf) is Unknown) and iptables DNAT stands in for eBPF"
+			c.exposure.InterceptMasquerades = dialect.KubeProxyMasquerades(core.ProxyModeEBPF, corev1.ServiceExternalTrafficPolicyCluster)
+			c.sourceAbstains = "VKE forwards with eBPF: the dialect leaves InterceptMasquerades unknown (dialect.KubeProxyMasquerades(ebpf) is Unknown) and iptables DNAT stands in for eBPF"
 		})
 	lb("vke/proxy/same-node-loops", "Proxy: the client Pod and the server Pod must not run on the same node",
 		with(vke, func(d *dims) { d.intercept, d.placement = interceptNone, lbPicksClientNode }), nil)

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/internal/netlab"
 	"github.com/loopguard/loopguard/internal/proxylab"
 )
@@ -72,13 +73,13 @@ func realProxyCases(mode core.ProxyMode) []rcase {
 
 // realProxyExposure is what a dialect fills for the case: kube-proxy (a version that honours
 // ipMode) intercepts the LB address exactly when ipMode is VIP, masquerading as
-// core.KubeProxyMasquerades says; the LB replaces the source when it SNATs or is a TCP proxy;
+// dialect.KubeProxyMasquerades says; the LB replaces the source when it SNATs or is a TCP proxy;
 // it passes the client address in a PROXY header when it sends one.
 func realProxyExposure(mode core.ProxyMode, c rcase) *core.Exposure {
 	d := dims{lbSNAT: c.lbSNAT || c.expects != proxylab.ProxyNone, binding: c.binding, placement: c.place, attachment: attachBridgeNF}
 	e := baseExposure(d)
 	e.Intercept = core.FactOf(c.ipMode == corev1.LoadBalancerIPModeVIP)
-	e.InterceptMasquerades = core.KubeProxyMasquerades(mode, d.binding.policy())
+	e.InterceptMasquerades = dialect.KubeProxyMasquerades(mode, d.binding.policy())
 	e.LBSourceNAT = core.FactOf(d.lbSNAT)
 	e.ProxyProtocol = core.FactOf(c.expects != proxylab.ProxyNone)
 	e.Binding = d.binding.core()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Name is the provider name of this dialect in profiles and output.
@@ -96,7 +97,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	if !obviouslyValid(ingress) {
 		statusErrs = ValidateIngressStatus(IngressStatusPath(), ingress)
 	}
-	e, ov, err := core.ServiceBase(Name, svc, c, d.opts.BehindLB)
+	e, ov, err := dialect.ServiceBase(Name, svc, c, d.opts.BehindLB)
 	if err != nil {
 		var ie *core.InvalidError
 		if len(statusErrs) > 0 && errors.As(err, &ie) {
@@ -112,7 +113,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	dp := d.dataplane(&c.Profile)
 	st := statusOf(ingress)
 	e.Intercept = intercept(&st, dp, &e)
-	// core.ServiceBase sets InterceptMasquerades from the proxy mode and the traffic policy;
+	// dialect.ServiceBase sets InterceptMasquerades from the proxy mode and the traffic policy;
 	// say why when it matters, that is when the traffic is intercepted.
 	if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes {
 		e.Reasons = append(e.Reasons, RuleInterceptMasquerade.Reason())
@@ -134,7 +135,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	offers := []core.Offer{
 		interceptOffer(svc, &e, &st, dp),
 		nodeSeparationOffer(svc, &e, &st, dp),
-		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
+		dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
 	}
 	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
 		// The other direction: an intercepted address whose backends need the LB.
@@ -197,7 +198,7 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 // nodeSeparationOffer is core's node separation, which needs in-cluster traffic to stay on the
 // load balancer: Proxy-mode addresses only do when the dataplane honours Proxy.
 func nodeSeparationOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer {
-	o := core.NodeSeparationOffer(e, svc.Spec.Selector)
+	o := dialect.NodeSeparationOffer(e, svc.Spec.Selector)
 	switch {
 	case st.n == 0:
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleNotProvisioned.Reason()})

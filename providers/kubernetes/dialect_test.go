@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 var (
@@ -165,7 +166,7 @@ func TestInterceptionCases(t *testing.T) {
 				codes: []core.Code{"k8s-mixed-entries", "k8s-ipmode-vip", "k8s-ipmode-proxy"}, vipUnmet: none},
 		},
 	}
-	// What the backend sees for intercepted traffic comes from core.ServiceBase; the dialect
+	// What the backend sees for intercepted traffic comes from dialect.ServiceBase; the dialect
 	// only explains it and prices the intercept-vip offer with it.
 	masquerades := map[string]core.Fact{
 		"VIPIP":           core.Yes, // iptables, externalTrafficPolicy Cluster
@@ -199,7 +200,7 @@ func TestInterceptionCases(t *testing.T) {
 				t.Errorf("%s\n-want +got:\n%s\nreasons: %v\nnotes: %v", tc.reason, diff, e.Reasons, e.Notes)
 			}
 			if m, ok := masquerades[name]; ok && e.InterceptMasquerades != m {
-				t.Errorf("interceptMasquerades = %v, want %v (core.KubeProxyMasquerades)", e.InterceptMasquerades, m)
+				t.Errorf("interceptMasquerades = %v, want %v (dialect.KubeProxyMasquerades)", e.InterceptMasquerades, m)
 			}
 			if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes && !codes(e.Reasons)["k8s-intercept-masquerade"] {
 				t.Error("masquerading interception without k8s-intercept-masquerade")
@@ -461,7 +462,7 @@ func TestRules(t *testing.T) {
 			t.Errorf("%s: empty summary or source", r.Code)
 		}
 	}
-	for _, r := range core.Rules() {
+	for _, r := range append(core.Rules(), dialect.Rules()...) {
 		if seen[r.Code] {
 			t.Errorf("%s: clashes with a core code", r.Code)
 		}
@@ -487,7 +488,7 @@ func TestEveryEmittedCodeIsDocumented(t *testing.T) {
 		}
 	}
 	known := map[core.Code]bool{}
-	for _, r := range append(core.Rules(), d.Rules()...) {
+	for _, r := range append(append(core.Rules(), dialect.Rules()...), d.Rules()...) {
 		known[r.Code] = true
 	}
 	emitted.Lock()

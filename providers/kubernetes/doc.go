@@ -16,7 +16,7 @@
 //     and OpenStack, AWS NLB client-IP preservation, OCI NLB source preservation), otherwise
 //     unknown.
 //
-// The loopguard.io annotations (core.ReadOverrides) declare what no cloud says and win over the
+// The loopguard.io annotations (dialect.ReadOverrides) declare what no cloud says and win over the
 // dialect. Ingress objects have no ipMode, so Translate answers core.ErrNotExposed for them:
 // assess the ingress controller's LoadBalancer Service instead.
 //

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // FuzzValidateIngressStatus checks the validator's invariants on one entry. Seeds are in
@@ -72,7 +73,7 @@ func FuzzTranslate(f *testing.F) {
 	f.Add("", "a.elb.amazonaws.com", "", false, "", "loopguard.io/lb-source-nat", "ture", "ipvs", "", "v1.31", "", "", true)
 	f.Add("10.0.0.1", "", "VIP", true, "", "load-balancer.hetzner.cloud/uses-proxyprotocol", "true", "ebpf", "", "", "cilium", "1.18.0", false)
 	known := map[core.Code]bool{}
-	for _, r := range append(core.Rules(), rules()...) {
+	for _, r := range append(append(core.Rules(), dialect.Rules()...), rules()...) {
 		known[r.Code] = true
 	}
 	d := NewDialect(nil)

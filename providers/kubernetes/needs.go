@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // What the backends need from the load balancer, read from the annotations with which the
@@ -176,7 +177,7 @@ func applyProxyHeader(e *core.Exposure, facts []proxyHeaderFact) {
 func throughLBOffer(e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer {
 	action := "set status.loadBalancer.ingress[].ipMode: Proxy for " + strings.Join(st.ips(), ", ") +
 		" (the status belongs to the cloud-controller-manager: a CCM fork publishes it through loopguard's adapters/cloudprovider)"
-	o := core.ThroughLBOffer(e, action)
+	o := dialect.ThroughLBOffer(e, action)
 	if dp.honoursProxy != core.Yes {
 		kind := core.PreconditionUnknown
 		if dp.honoursProxy == core.No {

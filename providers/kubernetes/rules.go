@@ -102,7 +102,7 @@ var (
 		Source:  srcDomain5}
 	RuleInterceptMasquerade = core.Rule{Code: "k8s-intercept-masquerade",
 		Summary: "kube-proxy masquerades intercepted traffic to an LB IP when externalTrafficPolicy is Cluster: the backend sees a node address.",
-		Source:  srcMasq + "; core.KubeProxyMasquerades"}
+		Source:  srcMasq + "; dialect.KubeProxyMasquerades"}
 	RuleIPVSProbe = core.Rule{Code: "k8s-ipvs-lb-probe",
 		Summary: "In ipvs mode the LB IP is bound to kube-ipvs0 on every node; a load balancer whose health probes come from its own IP gets no replies and marks the nodes unhealthy.",
 		Source:  srcIPVSProbe}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // configRef reads a TkeServiceConfig reference: the named config, or the -auto one
@@ -17,13 +18,13 @@ import (
 // with a suffix the controllers reserve (457/45490, 457/45700).
 func configRef(ann map[string]string, nameKey, autoKey, objName, autoSuffix string) (string, bool, field.ErrorList) {
 	var errs field.ErrorList
-	auto, ferr := core.BoolAnnotation(ann, autoKey)
+	auto, ferr := dialect.BoolAnnotation(ann, autoKey)
 	if ferr != nil {
 		errs = append(errs, ferr)
 	}
 	name, named := ann[nameKey]
 	if named {
-		p := core.AnnotationPath(nameKey)
+		p := dialect.AnnotationPath(nameKey)
 		switch {
 		case name == "":
 			errs = append(errs, field.Required(p, "must name a TkeServiceConfig in the same namespace"))
@@ -35,7 +36,7 @@ func configRef(ann map[string]string, nameKey, autoKey, objName, autoSuffix stri
 			}
 		}
 		if auto == core.Yes {
-			errs = append(errs, field.Forbidden(core.AnnotationPath(autoKey), "may not be combined with "+nameKey+" (TKE reads one or the other)"))
+			errs = append(errs, field.Forbidden(dialect.AnnotationPath(autoKey), "may not be combined with "+nameKey+" (TKE reads one or the other)"))
 		}
 	}
 	if len(errs) > 0 {
@@ -75,7 +76,7 @@ func ingressRef(ing *networkingv1.Ingress) core.ObjectRef {
 // nonEmpty checks an annotation whose value must not be empty when present.
 func nonEmpty(ann map[string]string, key, what string) *field.Error {
 	if v, ok := ann[key]; ok && strings.TrimSpace(v) == "" {
-		return field.Required(core.AnnotationPath(key), "must name "+what)
+		return field.Required(dialect.AnnotationPath(key), "must name "+what)
 	}
 	return nil
 }
@@ -87,7 +88,7 @@ func readMode(ann map[string]string, key string) (bool, *field.Error) {
 		return false, nil
 	}
 	if v != ModeSkip {
-		return false, field.NotSupported(core.AnnotationPath(key), v, []string{ModeSkip})
+		return false, field.NotSupported(dialect.AnnotationPath(key), v, []string{ModeSkip})
 	}
 	return true, nil
 }
@@ -104,7 +105,7 @@ func readBackendsLabel(ann map[string]string) (labels.Selector, *field.Error) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		return nil, field.Invalid(core.AnnotationPath(AnnotationBackendsLabel), v, msg)
+		return nil, field.Invalid(dialect.AnnotationPath(AnnotationBackendsLabel), v, msg)
 	}
 	return sel, nil
 }

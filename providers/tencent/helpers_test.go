@@ -13,6 +13,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/manifest"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -130,7 +131,7 @@ func rejectionFor(d core.Decision, r core.Remedy) (core.Rejection, bool) {
 // documented is every code the core and the Tencent dialect document.
 func documented() map[core.Code]bool {
 	m := map[core.Code]bool{}
-	for _, r := range core.Rules() {
+	for _, r := range append(core.Rules(), dialect.Rules()...) {
 		m[r.Code] = true
 	}
 	for _, r := range tencent.NewDialect(nil).Rules() {

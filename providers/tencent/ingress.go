@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // IngressClass returns the Ingress's class and where it was read ("" when it has none):
@@ -51,9 +52,9 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 	}
 	ann := ing.Annotations
 	var errs field.ErrorList
-	direct, ferr := core.BoolAnnotation(ann, AnnotationIngressDirectAccess)
+	direct, ferr := dialect.BoolAnnotation(ann, AnnotationIngressDirectAccess)
 	errs = appendErr(errs, ferr)
-	_, ferr = core.BoolAnnotation(ann, AnnotationIngressRuleMix)
+	_, ferr = dialect.BoolAnnotation(ann, AnnotationIngressRuleMix)
 	errs = appendErr(errs, ferr)
 	cfgName, cfgAuto, cerrs := configRef(ann, AnnotationIngressServiceConfig, AnnotationIngressServiceConfigAuto, ing.Name, AutoIngressConfigSuffix)
 	errs = append(errs, cerrs...)
@@ -62,7 +63,7 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 	skip, ferr := readMode(ann, AnnotationIngressMode)
 	errs = appendErr(errs, ferr)
 
-	e, ov, err := core.IngressBase(Name, ing, c, d.behindCLB(c, nil))
+	e, ov, err := dialect.IngressBase(Name, ing, c, d.behindCLB(c, nil))
 	if err != nil && !errors.Is(err, core.ErrInvalid) {
 		return nil, err
 	}
@@ -262,7 +263,7 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 		Remedy: core.NodeSeparation,
 		Path:   core.PathProxy,
 		Costs:  core.Costs{ClientIP: core.ClientIPKept, SchedulingChange: true},
-		Reason: core.RuleOfferNodeSeparation.Reason(),
+		Reason: dialect.Rule(dialect.CodeOfferNodeSeparation).Reason(),
 	}
 	var b strings.Builder
 	b.WriteString("add a required podAntiAffinity (topologyKey kubernetes.io/hostname) to the client Pods against ")
@@ -277,7 +278,7 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 		}
 		if len(s.Spec.Selector) == 0 {
 			o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
-				Reason: core.RuleOfferNodeSeparation.Because("backend Service " + s.Name + " has no selector labels to keep clients apart from")})
+				Reason: dialect.Rule(dialect.CodeOfferNodeSeparation).Because("backend Service " + s.Name + " has no selector labels to keep clients apart from")})
 		}
 	}
 	if len(backends) == 0 {
@@ -291,7 +292,7 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 	}
 	o.Action = b.String()
 	if e.Placement.ClientNodes == nil {
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: core.RuleClientsUndeclared.Reason()})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: dialect.Rule(dialect.CodeClientsUndeclared).Reason()})
 	}
 	return o
 }
@@ -347,14 +348,14 @@ func offerIngressDNS(e *core.Exposure, c *core.Cluster, ing *networkingv1.Ingres
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		o := core.DNSSteeringOffer(e, ing.Namespace, ing.Name, nil)
+		o := dialect.DNSSteeringOffer(e, ing.Namespace, ing.Name, nil)
 		o.Action = "point in-cluster clients at the backend Service instead of the LB address"
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: core.RuleOfferDNSSteering.Because("the Ingress routes to no Service")})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: dialect.Rule(dialect.CodeOfferDNSSteering).Because("the Ingress routes to no Service")})
 		return o
 	}
-	o := core.DNSSteeringOffer(e, ing.Namespace, names[0], svcHosts[names[0]])
+	o := dialect.DNSSteeringOffer(e, ing.Namespace, names[0], svcHosts[names[0]])
 	for _, s := range names[1:] {
-		o.Action += "\n" + core.DNSSteeringOffer(e, ing.Namespace, s, svcHosts[s]).Action
+		o.Action += "\n" + dialect.DNSSteeringOffer(e, ing.Namespace, s, svcHosts[s]).Action
 	}
 	if len(split) > 0 {
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -39,7 +40,7 @@ func TestBackendsThatNeedTheCLB(t *testing.T) {
 		for _, r := range dec.Rejected {
 			rejected[r.Remedy] = r.Reason.Code
 		}
-		if rejected[core.InterceptVIP] != core.RuleDecideKeepsOffLB.Code || rejected[core.ThroughLB] != core.RuleThroughLBLoops.Code {
+		if rejected[core.InterceptVIP] != core.RuleDecideKeepsOffLB.Code || rejected[core.ThroughLB] != dialect.CodeThroughLBLoops {
 			t.Errorf("rejected %v: intercept-vip must be refused for the backends, through-lb for the loop", rejected)
 		}
 		var fields []string

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // AnnotationSpecifyProtocol sets the CLB listener protocol of Service ports, a JSON object from
@@ -32,7 +32,7 @@ func tlsAtCLB(svc *corev1.Service) ([]string, *field.Error) {
 	}
 	var spec map[string]specifiedPort
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
-		return nil, field.Invalid(core.AnnotationPath(AnnotationSpecifyProtocol), v,
+		return nil, field.Invalid(dialect.AnnotationPath(AnnotationSpecifyProtocol), v,
 			`not a JSON object from port to {"protocol": [...], "tls": "<Secret>"}: `+err.Error())
 	}
 	var out []string

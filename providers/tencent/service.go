@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // ServiceListeners returns the CLB listeners of a LoadBalancer Service: one per port, keyed by
@@ -30,9 +31,9 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	ref := serviceRef(svc)
 	ann := svc.Annotations
 	var errs field.ErrorList
-	prevent, ferr := core.BoolAnnotation(ann, AnnotationPreventLoopback)
+	prevent, ferr := dialect.BoolAnnotation(ann, AnnotationPreventLoopback)
 	errs = appendErr(errs, ferr)
-	direct, ferr := core.BoolAnnotation(ann, AnnotationDirectAccess)
+	direct, ferr := dialect.BoolAnnotation(ann, AnnotationDirectAccess)
 	errs = appendErr(errs, ferr)
 	cfgName, cfgAuto, cerrs := configRef(ann, AnnotationServiceConfig, AnnotationServiceConfigAuto, svc.Name, AutoServiceConfigSuffix)
 	errs = append(errs, cerrs...)
@@ -45,7 +46,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	tlsPorts, ferr := tlsAtCLB(svc)
 	errs = appendErr(errs, ferr)
 
-	e, ov, err := core.ServiceBase(Name, svc, c, d.behindCLB(c, backendsLabel))
+	e, ov, err := dialect.ServiceBase(Name, svc, c, d.behindCLB(c, backendsLabel))
 	if err != nil && !errors.Is(err, core.ErrInvalid) {
 		return nil, err // not a LoadBalancer Service
 	}
@@ -88,11 +89,11 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	offers := []core.Offer{
 		d.offerPreventLoopback(&e, c, prevent),
 		offerL4SNAT(&e, c, svc, cfgName, cfgAuto, listeners, stopIntercept),
-		core.NodeSeparationOffer(&e, svc.Spec.Selector),
-		core.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
+		dialect.NodeSeparationOffer(&e, svc.Spec.Selector),
+		dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil),
 	}
 	if stopIntercept {
-		o := core.ThroughLBOffer(&e, "set metadata.annotations[\""+AnnotationPreventLoopback+"\"]: \"false\"")
+		o := dialect.ThroughLBOffer(&e, "set metadata.annotations[\""+AnnotationPreventLoopback+"\"]: \"false\"")
 		o.Reason = RuleOfferStopPreventLoopback.Reason()
 		offers = append(offers, o)
 	}
@@ -303,7 +304,7 @@ func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Prec
 
 // needsLB is whether the backends need in-cluster traffic to pass through the CLB, with what a
 // loopguard.io/backend-expects annotation declares (applied to the exposure after the offers).
-func needsLB(e *core.Exposure, ov *core.Overrides) bool {
+func needsLB(e *core.Exposure, ov *dialect.Overrides) bool {
 	needs := e.Needs
 	if ov.Needs != nil {
 		needs = *ov.Needs

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -81,7 +82,7 @@ func TestCapabilities(t *testing.T) {
 
 func TestRules(t *testing.T) {
 	seen := map[core.Code]bool{}
-	for _, r := range core.Rules() {
+	for _, r := range append(core.Rules(), dialect.Rules()...) {
 		seen[r.Code] = true
 	}
 	for _, r := range tencent.NewDialect(nil).Rules() {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/volcengine"
 )
 
@@ -177,7 +178,7 @@ func TestScopeAndBinding(t *testing.T) {
 		if r.Assessment.Risk != core.RiskNone {
 			t.Errorf("lb-scope public: risk %s, want none", r.Assessment.Risk)
 		}
-		wantCodes(t, r.Assessment.Reasons, core.RuleOverride.Code, "public-lb")
+		wantCodes(t, r.Assessment.Reasons, dialect.CodeOverride, "public-lb")
 		r = w.evaluate(t, d, "", "by-service-name")
 		if r.Assessment.Risk != core.RiskNone {
 			t.Errorf("client-access service-name: risk %s, want none", r.Assessment.Risk)
@@ -320,7 +321,7 @@ func TestPrerequisiteErrors(t *testing.T) {
 func TestEveryEmittedCodeIsDocumented(t *testing.T) {
 	d := volcengine.NewDialect(nil)
 	documented := map[core.Code]bool{}
-	for _, r := range core.Rules() {
+	for _, r := range append(core.Rules(), dialect.Rules()...) {
 		documented[r.Code] = true
 	}
 	seen := map[core.Code]bool{}

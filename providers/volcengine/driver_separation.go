@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // separationPlan is the part of a plan that makes Proxy mode's same-node rule real.
@@ -51,7 +52,7 @@ func (sp *separationPlan) finish() {
 		return
 	}
 	if sel == nil || sel.Empty() {
-		ps.plan.Notes = append(ps.plan.Notes, core.RuleClientsUndeclared.Because("In Proxy mode client Pods must not share a node with a backend (docs/sources.md#vke-ip-mode), but no client Pods are declared ("+
+		ps.plan.Notes = append(ps.plan.Notes, dialect.Rule(dialect.CodeClientsUndeclared).Because("In Proxy mode client Pods must not share a node with a backend (docs/sources.md#vke-ip-mode), but no client Pods are declared ("+
 			core.AnnotationClients+" on the Service, or the profile's clients), so loopguard can neither check nor enforce it."))
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // ServiceFacts is what one Service says in VKE's own terms, before any physics: the requested
@@ -90,7 +91,7 @@ func ReadService(svc *corev1.Service) (ServiceFacts, field.ErrorList) {
 
 	f.PassThrough = core.No
 	if _, ok := ann[AnnotationPassThrough]; ok {
-		v, fe := core.BoolAnnotation(ann, AnnotationPassThrough)
+		v, fe := dialect.BoolAnnotation(ann, AnnotationPassThrough)
 		if fe != nil {
 			errs = append(errs, fe)
 		}

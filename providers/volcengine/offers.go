@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // offers lists what VKE can do for a Service: ip-mode VIP, ip-mode Proxy with clients kept off
@@ -13,7 +14,7 @@ func (d *Dialect) offers(svc *corev1.Service, f *ServiceFacts, e *core.Exposure,
 	return []core.Offer{
 		interceptOffer(svc, f, e),
 		separationOffer(svc, f, e, prereqs),
-		core.DNSSteeringOffer(e, svc.Namespace, svc.Name, nil),
+		dialect.DNSSteeringOffer(e, svc.Namespace, svc.Name, nil),
 	}
 }
 
@@ -48,11 +49,11 @@ func interceptOffer(svc *corev1.Service, f *ServiceFacts, e *core.Exposure) core
 }
 
 // separationOffer is ip-mode Proxy with clients kept off every node the CLB can send to: the
-// seed 003 restriction made a scheduling rule (core.NodeSeparationOffer). Proxy needs the
+// seed 003 restriction made a scheduling rule (dialect.NodeSeparationOffer). Proxy needs the
 // prerequisites, so each one unmet or unknown is an unmet precondition, unless the status
 // already shows Proxy in effect.
 func separationOffer(svc *corev1.Service, f *ServiceFacts, e *core.Exposure, prereqs []Prerequisite) core.Offer {
-	o := core.NodeSeparationOffer(e, svc.Spec.Selector)
+	o := dialect.NodeSeparationOffer(e, svc.Spec.Selector)
 	o.Reason = reasonOfferProxySep
 	var unmet []core.Precondition
 	switch {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // This file makes seed 003's restriction of Proxy mode concrete: "the client Pod and the server
@@ -44,12 +45,12 @@ func (c CoLocation) String() string {
 // ClientSelector returns the selector of a Service's declared client Pods: its
 // loopguard.io/clients annotation, else the profile's clients. It is nil when neither says.
 func ClientSelector(svc *corev1.Service, p *core.ClusterProfile) (labels.Selector, error) {
-	ov, errs := core.ReadOverrides(svc)
+	ov, errs := dialect.ReadOverrides(svc)
 	if ov.Clients != nil {
 		return ov.Clients, nil
 	}
 	for _, fe := range errs {
-		if fe.Field == core.AnnotationPath(core.AnnotationClients).String() {
+		if fe.Field == dialect.AnnotationPath(core.AnnotationClients).String() {
 			return nil, core.Invalid(core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}, field.ErrorList{fe})
 		}
 	}

@@ -172,7 +172,7 @@ func TestSeed003Prerequisites(t *testing.T) {
 		message string
 		// source of the intercepted traffic: the client Pod on VKE's eBPF forwarding
 		// (assumption 7), a node address under kube-proxy with externalTrafficPolicy Cluster
-		// (core.KubeProxyMasquerades).
+		// (dialect.KubeProxyMasquerades).
 		source core.SourceKind
 	}{
 		"the cluster's Kubernetes version is v1.30 or later": {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Reasons without per-object text, prepared once so a translation does not allocate them.
@@ -58,7 +59,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 			Msg: "loadBalancerClass is " + quote(*cls) + ": " + RuleOtherClass.Summary, Reason: RuleOtherClass.Reason()}
 	}
 
-	e, ov, err := core.ServiceBase(Name, svc, c, core.NodeFilter{})
+	e, ov, err := dialect.ServiceBase(Name, svc, c, core.NodeFilter{})
 	f, errs := ReadService(svc)
 	if err != nil {
 		var inv *core.InvalidError
@@ -258,7 +259,7 @@ func (d *Dialect) scope(f *ServiceFacts, cloud CLBFacts, cloudOK bool, e *core.E
 }
 
 // binding fills which addresses the CLB sends to: Pod ENIs with pass-through, else NodePorts
-// as externalTrafficPolicy says (core.ServiceBase already set that).
+// as externalTrafficPolicy says (dialect.ServiceBase already set that).
 func (d *Dialect) binding(f *ServiceFacts, p *core.ClusterProfile, e *core.Exposure, explain bool) {
 	if f.PassThrough == core.Yes {
 		if cni := strings.ToLower(p.Dataplane.CNI); cni != "" && !isVPCCNI(cni) {

@@ -42,7 +42,7 @@ import (
 //     Cilium's kube-proxy replacement balances at the socket or at the Pod's interface using the
 //     request's own source (Cilium docs, kube-proxy replacement, session affinity); whether
 //     VKE's managed eBPF forwarding is configured the same way is UNCONFIRMED. kube-proxy modes
-//     are the core's (core.KubeProxyMasquerades). Override: Assumptions.EBPFSourceUnknown.
+//     are the core's (dialect.KubeProxyMasquerades). Override: Assumptions.EBPFSourceUnknown.
 //  8. Reading the network model from a live cluster (ReadClusterFacts): VKE's VPC-CNI is Cello,
 //     configured by ConfigMap kube-system/cello-config, whose "conf" JSON has networkMode
 //     eni_shared (the default: IPVlan Pod interfaces) or eni_exclusive (a whole ENI moved into

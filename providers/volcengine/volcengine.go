@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Name is the provider name used in ClusterProfiles and output.
@@ -111,7 +112,7 @@ func ParseIPMode(s string) (core.Path, error) {
 
 // notSupported is field.NotSupported for an annotation, with a hint when only the case is wrong.
 func notSupported(key, value string, valid []string) *field.Error {
-	fe := field.NotSupported(core.AnnotationPath(key), value, valid)
+	fe := field.NotSupported(dialect.AnnotationPath(key), value, valid)
 	t := strings.TrimSpace(value)
 	for _, v := range valid {
 		if t != v && strings.EqualFold(t, v) {
