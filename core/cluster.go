@@ -16,12 +16,12 @@ import (
 
 // Well-known labels the placement logic reads.
 const (
-	// LabelServiceName links an EndpointSlice to its Service.
-	LabelServiceName = discoveryv1.LabelServiceName
-	// LabelExcludeFromLB marks nodes the service controller leaves out of LB backends.
-	LabelExcludeFromLB = corev1.LabelNodeExcludeBalancers
-	// LabelHostname is the topology key that separates Pods by node.
-	LabelHostname = corev1.LabelHostname
+	// labelServiceName links an EndpointSlice to its Service.
+	labelServiceName = discoveryv1.LabelServiceName
+	// labelExcludeFromLB marks nodes the service controller leaves out of LB backends.
+	labelExcludeFromLB = corev1.LabelNodeExcludeBalancers
+	// labelHostname is the topology key that separates Pods by node.
+	labelHostname = corev1.LabelHostname
 )
 
 type nsName struct{ ns, name string }
@@ -80,7 +80,7 @@ func NewCluster(profile ClusterProfile, objs ...runtime.Object) (*Cluster, error
 	if profile.Clients != "" {
 		sel, err := labels.Parse(profile.Clients)
 		if err != nil {
-			return nil, Invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), profile.Clients, err.Error())})
+			return nil, invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), profile.Clients, err.Error())})
 		}
 		c.clients = sel
 	}
@@ -103,7 +103,7 @@ func (c *Cluster) WithProfile(p ClusterProfile) (*Cluster, error) {
 		if p.Clients != "" {
 			sel, err := labels.Parse(p.Clients)
 			if err != nil {
-				return nil, Invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), p.Clients, err.Error())})
+				return nil, invalid(ObjectRef{Kind: ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), p.Clients, err.Error())})
 			}
 			cc.clients = sel
 		}
@@ -125,7 +125,7 @@ func (c *Cluster) Add(obj runtime.Object) {
 	case *corev1.ConfigMap:
 		c.configMaps[nsName{o.Namespace, o.Name}] = o
 	case *discoveryv1.EndpointSlice:
-		if svc := o.Labels[LabelServiceName]; svc != "" {
+		if svc := o.Labels[labelServiceName]; svc != "" {
 			k := nsName{o.Namespace, svc}
 			c.slices[k] = append(c.slices[k], o)
 		}
@@ -292,7 +292,7 @@ func (c *Cluster) filterNodes(match func(*corev1.Node) bool) []string {
 // notExcluded is the default NodeFilter: the service controller leaves out nodes labelled
 // node.kubernetes.io/exclude-from-external-load-balancers.
 func notExcluded(n *corev1.Node) bool {
-	_, excluded := n.Labels[LabelExcludeFromLB]
+	_, excluded := n.Labels[labelExcludeFromLB]
 	return !excluded
 }
 
@@ -442,7 +442,7 @@ func avoids(pod *corev1.Pod, target labels.Set, ns string) bool {
 		return false
 	}
 	for _, term := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-		if term.TopologyKey != LabelHostname || term.LabelSelector == nil {
+		if term.TopologyKey != labelHostname || term.LabelSelector == nil {
 			continue
 		}
 		if !termNamespaceMatches(&term, pod.Namespace, ns) {

@@ -32,7 +32,7 @@ func lbService(ns, name string, sel map[string]string) *corev1.Service {
 
 func slice(ns, svc, name string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{LabelServiceName: svc}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{labelServiceName: svc}},
 		Endpoints:  eps,
 	}
 }
@@ -44,7 +44,7 @@ func ep(nodeName, addr string, ready bool) discoveryv1.Endpoint {
 func antiAffinity(target map[string]string) *corev1.Affinity {
 	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			TopologyKey:   LabelHostname,
+			TopologyKey:   labelHostname,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: target},
 		}},
 	}}
@@ -62,7 +62,7 @@ func mustCluster(t testing.TB, p ClusterProfile, objs ...runtime.Object) *Cluste
 func TestPlacementFromEndpointSlices(t *testing.T) {
 	web := lbService("shop", "web", map[string]string{"app": "web"})
 	c := mustCluster(t, ClusterProfile{Clients: "role=client"},
-		node("n1", nil), node("n2", nil), node("n3", map[string]string{LabelExcludeFromLB: ""}),
+		node("n1", nil), node("n2", nil), node("n3", map[string]string{labelExcludeFromLB: ""}),
 		slice("shop", "web", "web-a", ep("n1", "10.0.0.1", true), ep("n1", "10.0.0.2", true), ep("n2", "10.0.0.3", false)),
 		slice("shop", "web", "web-b", ep("n2", "10.0.0.4", true)),
 		slice("other", "web", "web-x", ep("n3", "10.9.0.1", true)), // another namespace's web

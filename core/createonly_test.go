@@ -11,8 +11,8 @@ import (
 
 // ipModeEach is the check a driver writes for status.loadBalancer.ingress[*].ipMode.
 func ipModeEach(mode string) Check {
-	return Check{Object: svcKey, Each: []PathElem{F("status"), F("loadBalancer"), F("ingress")},
-		Edit: Edit{Path: []PathElem{F("ipMode")}, Value: mode}, Pending: "the cloud controller has not set it yet"}
+	return Check{Object: svcKey, Each: []PathElem{PathElem{Field: "status"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "ingress"}},
+		Edit: Edit{Path: []PathElem{PathElem{Field: "ipMode"}}, Value: mode}, Pending: "the cloud controller has not set it yet"}
 }
 
 func TestCheckEachHoldsOnEveryElement(t *testing.T) {
@@ -58,7 +58,7 @@ func TestCheckEachHoldsOnEveryElement(t *testing.T) {
 
 func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 	mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
-	drv := DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+	drv := funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 		return &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Checks: []Check{ipModeEach("Proxy")}}, nil
 	}}
 	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
@@ -94,11 +94,11 @@ func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 }
 
 func TestReconcileCreateOnly(t *testing.T) {
-	mode := Edit{Path: []PathElem{F("metadata"), F("annotations"), F("example.com/mode")}, Value: "Proxy"}
+	mode := Edit{Path: []PathElem{PathElem{Field: "metadata"}, PathElem{Field: "annotations"}, PathElem{Field: "example.com/mode"}}, Value: "Proxy"}
 	change := Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Create: true, CreateOnly: true,
 		Template: uobj("", "", "", "", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}), Edits: []Edit{mode}}
-	plan := func() DriverFuncs {
-		return DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+	plan := func() funcDriver {
+		return funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 			return &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Changes: []Change{change}}, nil
 		}}
 	}
@@ -129,7 +129,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 	t.Run("must create", func(t *testing.T) {
 		bad := change
 		bad.Create = false
-		drv := DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+		drv := funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 			return &Plan{Object: req.Result.Exposure.Object, Changes: []Change{bad}}, nil
 		}}
 		r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(newMemCluster()))

@@ -73,37 +73,27 @@ type Decision struct {
 
 // Rules behind decisions.
 var (
-	RuleDecideNoLoop = Rule{"decide-no-loop",
-		"No connection can loop; nothing to change.", "docs/sources.md#design (decision)"}
-	RuleDecideChosen = Rule{"decide-chosen",
-		"The highest-ranked remedy whose preconditions hold under the policy.", "docs/sources.md#design (decision); docs/sources.md#tke-guide solutions 1-3"}
-	RuleDecideRanked = Rule{"decide-ranked-lower",
-		"Could be carried out, but the policy ranks another remedy higher.", "docs/sources.md#design (decision)"}
-	RuleDecideUnmet = Rule{"decide-precondition-unmet",
-		"A precondition does not hold.", "docs/sources.md#design (decision)"}
-	RuleDecideTicket = Rule{"decide-needs-ticket",
-		"Needs an allowlist the account has not been granted; the policy avoids support tickets.", "docs/sources.md#tke-guide solutions 2, 3"}
-	RuleDecideDisruptive = Rule{"decide-disruptive",
-		"Needs a new object (a new Service and LB address); the policy does not allow disruptive changes.", "docs/sources.md#vke-ip-mode (ip-mode not modifiable)"}
-	RuleDecideL7NoIntercept = Rule{"decide-l7-no-intercept",
-		"Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "docs/sources.md#tke-guide §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
-	RuleDecideTentative = Rule{"decide-tentative",
-		"The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "docs/sources.md#design (decision)"}
-	RuleDecideKeepsOffLB = Rule{"decide-keeps-traffic-off-lb",
-		"The backends need what only the load balancer adds (a PROXY protocol header, TLS, layer-7 rules); this remedy keeps in-cluster traffic off the LB and would break them.", srcDependence}
-	RuleDecideNothing = Rule{"decide-nothing-offered",
-		"No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
+	ruleDecideNoLoop        = Rule{CodeDecideNoLoop, "No connection can loop; nothing to change.", "docs/sources.md#design (decision)"}
+	ruleDecideChosen        = Rule{CodeDecideChosen, "The highest-ranked remedy whose preconditions hold under the policy.", "docs/sources.md#design (decision); docs/sources.md#tke-guide solutions 1-3"}
+	ruleDecideRanked        = Rule{CodeDecideRanked, "Could be carried out, but the policy ranks another remedy higher.", "docs/sources.md#design (decision)"}
+	ruleDecideUnmet         = Rule{CodeDecideUnmet, "A precondition does not hold.", "docs/sources.md#design (decision)"}
+	ruleDecideTicket        = Rule{CodeDecideTicket, "Needs an allowlist the account has not been granted; the policy avoids support tickets.", "docs/sources.md#tke-guide solutions 2, 3"}
+	ruleDecideDisruptive    = Rule{CodeDecideDisruptive, "Needs a new object (a new Service and LB address); the policy does not allow disruptive changes.", "docs/sources.md#vke-ip-mode (ip-mode not modifiable)"}
+	ruleDecideL7NoIntercept = Rule{CodeDecideL7NoIntercept, "Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "docs/sources.md#tke-guide §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
+	ruleDecideTentative     = Rule{CodeDecideTentative, "The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "docs/sources.md#design (decision)"}
+	ruleDecideKeepsOffLB    = Rule{CodeDecideKeepsOffLB, "The backends need what only the load balancer adds (a PROXY protocol header, TLS, layer-7 rules); this remedy keeps in-cluster traffic off the LB and would break them.", srcDependence}
+	ruleDecideNothing       = Rule{CodeDecideNothing, "No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
 )
 
 var (
-	reasonDecideNoLoop    = RuleDecideNoLoop.Reason()
-	reasonDecideRanked    = RuleDecideRanked.Reason()
-	reasonDecideTicket    = RuleDecideTicket.Reason()
-	reasonDecideDisrupt   = RuleDecideDisruptive.Reason()
-	reasonDecideL7        = RuleDecideL7NoIntercept.Reason()
-	reasonDecideOffLB     = RuleDecideKeepsOffLB.Reason()
-	reasonDecideNothing   = RuleDecideNothing.Reason()
-	reasonDecideTentative = RuleDecideTentative.Reason()
+	reasonDecideNoLoop    = ruleDecideNoLoop.Reason()
+	reasonDecideRanked    = ruleDecideRanked.Reason()
+	reasonDecideTicket    = ruleDecideTicket.Reason()
+	reasonDecideDisrupt   = ruleDecideDisruptive.Reason()
+	reasonDecideL7        = ruleDecideL7NoIntercept.Reason()
+	reasonDecideOffLB     = ruleDecideKeepsOffLB.Reason()
+	reasonDecideNothing   = ruleDecideNothing.Reason()
+	reasonDecideTentative = ruleDecideTentative.Reason()
 )
 
 // Decide chooses among the offers a dialect made for an assessed exposure. The default policy
@@ -131,7 +121,7 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 		costs := o.Costs
 		costs.Tickets = slices.Clone(costs.Tickets)
 		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &costs,
-			Reason: RuleDecideChosen.Because(o.Reason.Message)}
+			Reason: ruleDecideChosen.Because(o.Reason.Message)}
 		for _, u := range o.Unmet {
 			if u.Kind == PreconditionAllowlist {
 				d.Tickets = append(d.Tickets, u.Capability)

@@ -14,10 +14,6 @@ type PathElem struct {
 	Keys  map[string]any `json:"keys,omitempty"`
 }
 
-// F is a field step; K selects a list element by its keys.
-func F(name string) PathElem         { return PathElem{Field: name} }
-func K(keys map[string]any) PathElem { return PathElem{Keys: keys} }
-
 // Edit sets one leaf of an unstructured object, creating the maps and keyed list elements on
 // its way. It never touches anything else, which is how loopguard keeps every field it does not
 // own: users put many other fields in TkeServiceConfigs and annotations (docs/sources.md#tkeserviceconfig).

@@ -17,7 +17,7 @@ func decode(t *testing.T, s string) map[string]any {
 	return m
 }
 
-var snatEdit = Edit{Path: []PathElem{F("spec"), F("loadBalancer"), F("l4Listeners"), K(map[string]any{"protocol": "TCP", "port": int64(80)}), F("snatEnable")}, Value: true}
+var snatEdit = Edit{Path: []PathElem{PathElem{Field: "spec"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "l4Listeners"}, PathElem{Keys: map[string]any{"protocol": "TCP", "port": int64(80)}}, PathElem{Field: "snatEnable"}}, Value: true}
 
 func TestEditString(t *testing.T) {
 	if got := snatEdit.String(); got != "spec.loadBalancer.l4Listeners[port=80,protocol=TCP].snatEnable" {
@@ -109,7 +109,7 @@ func TestEditRefusesShapeConflicts(t *testing.T) {
 }
 
 func TestAnnotationEdit(t *testing.T) {
-	e := Edit{Path: []PathElem{F("metadata"), F("annotations"), F("service.cloud.tencent.com/prevent-loopback")}, Value: "true"}
+	e := Edit{Path: []PathElem{PathElem{Field: "metadata"}, PathElem{Field: "annotations"}, PathElem{Field: "service.cloud.tencent.com/prevent-loopback"}}, Value: "true"}
 	obj := decode(t, `{"metadata":{"name":"web","annotations":{"owner":"team-a"}}}`)
 	if changed, err := e.ApplyTo(obj); err != nil || !changed {
 		t.Fatal(changed, err)
@@ -131,7 +131,7 @@ func FuzzEditApplyTo(f *testing.F) {
 			return
 		}
 		before, _ := json.Marshal(obj)
-		e := Edit{Path: []PathElem{F("spec"), F("loadBalancer"), F("l4Listeners"), K(map[string]any{"protocol": proto, "port": float64(port)}), F("snatEnable")}, Value: true}
+		e := Edit{Path: []PathElem{PathElem{Field: "spec"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "l4Listeners"}, PathElem{Keys: map[string]any{"protocol": proto, "port": float64(port)}}, PathElem{Field: "snatEnable"}}, Value: true}
 		changed, err := e.ApplyTo(obj)
 		after, _ := json.Marshal(obj)
 		if err != nil {

@@ -40,8 +40,9 @@ type InvalidError struct {
 	Errs   field.ErrorList
 }
 
-// Invalid builds an InvalidError; it returns nil when errs is empty.
-func Invalid(obj ObjectRef, errs field.ErrorList) error {
+// invalid builds an InvalidError; it returns nil when errs is empty (dialect.Invalid for
+// dialects).
+func invalid(obj ObjectRef, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}

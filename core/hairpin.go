@@ -28,8 +28,8 @@ const (
 	AttachmentRouted Attachment = "routed"
 )
 
-// CiliumServiceLoopbackIPv4 is Cilium's default --ipv4-service-loopback-address (seed 002 §3).
-const CiliumServiceLoopbackIPv4 = "169.254.42.1"
+// ciliumServiceLoopbackIPv4 is Cilium's default --ipv4-service-loopback-address (seed 002 §3).
+const ciliumServiceLoopbackIPv4 = "169.254.42.1"
 
 // HairpinFacts describe the dataplane for a backend Pod that calls its own Service.
 type HairpinFacts struct {
@@ -63,30 +63,30 @@ func AssessHairpin(h *HairpinFacts) HairpinAssessment {
 	switch {
 	case h.Dataplane == DataplaneCiliumSocketLB:
 		out = HairpinAssessment{Works: Yes, Source: SourceAddress{Kind: SourceClientPod, ClientIP: ClientIPKept},
-			Reasons: []Reason{RuleHairpinSocketLB.Reason()}}
+			Reasons: []Reason{ruleHairpinSocketLB.Reason()}}
 	case h.Dataplane == DataplaneCiliumTC:
 		out = HairpinAssessment{Works: Yes,
-			Source:  SourceAddress{Kind: SourceServiceLoopback, ClientIP: ClientIPLost, Address: CiliumServiceLoopbackIPv4},
-			Reasons: []Reason{RuleHairpinCilium.Reason()}}
+			Source:  SourceAddress{Kind: SourceServiceLoopback, ClientIP: ClientIPLost, Address: ciliumServiceLoopbackIPv4},
+			Reasons: []Reason{ruleHairpinCilium.Reason()}}
 	case h.SelfMasquerade == No:
 		out = HairpinAssessment{Works: No, Source: SourceAddress{Kind: SourceUnknown},
-			Reasons: []Reason{RuleHairpinNoMasq.Reason()}}
+			Reasons: []Reason{ruleHairpinNoMasq.Reason()}}
 	case h.SelfMasquerade == Yes && (h.Attachment == AttachmentRouted || (h.Attachment == AttachmentBridge && h.BridgeNetfilter == No)):
 		out = HairpinAssessment{Works: Yes, Source: SourceAddress{Kind: SourceNode, ClientIP: ClientIPLost},
-			Reasons: []Reason{RuleHairpinMasqRouted.Reason()}}
+			Reasons: []Reason{ruleHairpinMasqRouted.Reason()}}
 	case h.Attachment == AttachmentBridge && h.BridgeNetfilter != No && h.BridgeHairpin == No:
 		// Without port hairpin the bridge drops the frame whatever the masquerade does.
 		out = HairpinAssessment{Works: No, Source: SourceAddress{Kind: SourceUnknown},
-			Reasons: []Reason{RuleHairpinBridgeOff.Reason()}}
+			Reasons: []Reason{ruleHairpinBridgeOff.Reason()}}
 	case h.SelfMasquerade == Yes && h.Attachment == AttachmentBridge && h.BridgeNetfilter == Yes && h.BridgeHairpin == Yes:
 		out = HairpinAssessment{Works: Yes, Source: SourceAddress{Kind: SourceNode, ClientIP: ClientIPLost},
-			Reasons: []Reason{RuleHairpinBridgeOn.Reason()}}
+			Reasons: []Reason{ruleHairpinBridgeOn.Reason()}}
 	default:
 		out = HairpinAssessment{Works: Unknown, Source: SourceAddress{Kind: SourceUnknown},
-			Reasons: []Reason{RuleHairpinUnknown.Reason()}}
+			Reasons: []Reason{ruleHairpinUnknown.Reason()}}
 	}
 	if h.KubeletHairpinMode != "" && h.KubeletHairpinMode != "none" {
-		out.Reasons = append(out.Reasons, RuleKubeletHairpinDead.Because(
+		out.Reasons = append(out.Reasons, ruleKubeletHairpinDead.Because(
 			"kubelet hairpinMode is set to "+quote(h.KubeletHairpinMode)+", but nothing reads it since Kubernetes 1.24; configure hairpin in the CNI (bridge plugin hairpinMode: true)."))
 	}
 	return out

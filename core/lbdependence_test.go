@@ -107,8 +107,8 @@ func TestDecideKeepsTrafficOnTheLBWhenTheBackendsNeedIt(t *testing.T) {
 				t.Fatalf("decision %s (%q), want %s (%q); rejected %+v", d.Remedy, d.Path, tc.want, tc.path, d.Rejected)
 			}
 			for _, r := range d.Rejected {
-				if (r.Remedy == InterceptVIP || r.Remedy == DNSSteering) && r.Reason.Code != RuleDecideKeepsOffLB.Code {
-					t.Errorf("%s rejected for %s, want %s", r.Remedy, r.Reason.Code, RuleDecideKeepsOffLB.Code)
+				if (r.Remedy == InterceptVIP || r.Remedy == DNSSteering) && r.Reason.Code != ruleDecideKeepsOffLB.Code {
+					t.Errorf("%s rejected for %s, want %s", r.Remedy, r.Reason.Code, ruleDecideKeepsOffLB.Code)
 				}
 				if r.Remedy == ThroughLB && r.Reason.Code != "x-loops" {
 					t.Errorf("through-lb rejected for %s, want x-loops", r.Reason.Code)

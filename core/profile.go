@@ -238,7 +238,7 @@ func (p *ClusterProfile) validateValues() field.ErrorList {
 		if v.val == "" {
 			continue
 		}
-		if _, err := ParseVersion(v.val); err != nil {
+		if _, err := version.ParseGeneric(v.val); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath(v.path), v.val, "not a version (want e.g. v1.30.2)"))
 		}
 	}
@@ -279,11 +279,6 @@ func (p *ClusterProfile) HasAllowlist(c Capability) bool {
 		}
 	}
 	return false
-}
-
-// ParseVersion parses a Kubernetes-style version ("v1.30.2", "1.30", "v1.20.6-tke.12").
-func ParseVersion(s string) (*version.Version, error) {
-	return version.ParseGeneric(s)
 }
 
 // HairpinFacts derives the facts for a Pod calling its own Service from the profile; nil when

@@ -475,24 +475,6 @@ func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-// TypedFromUnstructured converts a live Service or Ingress read as unstructured into the typed
-// object dialects read.
-func TypedFromUnstructured(u *unstructured.Unstructured) (runtime.Object, error) {
-	var obj runtime.Object
-	switch u.GetKind() {
-	case "Service":
-		obj = &corev1.Service{}
-	case "Ingress":
-		obj = &networkingv1.Ingress{}
-	default:
-		return nil, &KindError{Kind: ErrUnsupported, Msg: "cannot convert kind " + u.GetKind()}
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
-
 // KeyOf returns the ObjectKey of a typed Service or Ingress.
 func KeyOf(obj runtime.Object) (ObjectKey, bool) {
 	m, ok := obj.(metav1.Object)

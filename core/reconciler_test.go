@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // memCluster is a hand-written ClusterWriter for the reconciler's unit tests: objects by key,
@@ -136,12 +135,12 @@ func uobj(apiVersion, kind, ns, name string, body map[string]any) *unstructured.
 var (
 	svcKey  = ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"}
 	cfgKey  = ObjectKey{APIVersion: "cloud.tencent.com/v1alpha1", Kind: "TkeServiceConfig", Namespace: "default", Name: "web-cfg"}
-	annEdit = Edit{Path: []PathElem{F("metadata"), F("annotations"), F("example.com/intercept")}, Value: "true"}
+	annEdit = Edit{Path: []PathElem{PathElem{Field: "metadata"}, PathElem{Field: "annotations"}, PathElem{Field: "example.com/intercept"}}, Value: "true"}
 )
 
 // testDriver plans the given changes whenever their edits are not yet satisfied.
-func testDriver(changes ...Change) DriverFuncs {
-	return DriverFuncs{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+func testDriver(changes ...Change) funcDriver {
+	return funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 		p := &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
 		for _, ch := range changes {
 			if ch.By == WriterCluster && req.Reader != nil {
@@ -345,7 +344,7 @@ func TestReconcileChecksPending(t *testing.T) {
 	mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
 	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})
 	inner := drv.PlanFn
-	ipMode := Edit{Path: []PathElem{F("status"), F("loadBalancer"), F("ingress"), K(map[string]any{"ip": "10.0.0.9"}), F("ipMode")}, Value: "VIP"}
+	ipMode := Edit{Path: []PathElem{PathElem{Field: "status"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "ingress"}, PathElem{Keys: map[string]any{"ip": "10.0.0.9"}}, PathElem{Field: "ipMode"}}, Value: "VIP"}
 	drv.PlanFn = func(ctx context.Context, req *PlanRequest) (*Plan, error) {
 		p, err := inner(ctx, req)
 		if p != nil {
@@ -365,21 +364,6 @@ func TestReconcileChecksPending(t *testing.T) {
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Errorf("after the controller caught up: %v", err)
 	}
-}
-
-func TestTypedFromUnstructured(t *testing.T) {
-	u := uobj("v1", "Service", "default", "web", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}})
-	obj, err := TypedFromUnstructured(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k, ok := KeyOf(obj); !ok || k != svcKey {
-		t.Errorf("key = %v", k)
-	}
-	if _, err := TypedFromUnstructured(uobj("v1", "Pod", "default", "p", nil)); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("err = %v", err)
-	}
-	var _ runtime.Object = obj
 }
 
 // TestPlanEvaluatedPlansFromTheGivenResult: PlanEvaluated hands the driver the caller's result

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/internal/apiserver"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
@@ -476,7 +477,7 @@ func TestRetryAndConflictRequeue(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	var mu sync.Mutex
 	var calls []time.Time
-	drv := core.DriverFuncs{
+	drv := drivertest.DriverFuncs{
 		PlanFn: func(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
 			return &core.Plan{Object: req.Result.Assessment.Object, Decision: req.Result.Decision, Changes: []core.Change{
 				{By: core.WriterCloud, Resource: "clb listener lbl-1 of lb-1", Field: "SnatEnable", To: "true"}}}, nil

@@ -16,6 +16,8 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/internal/apiserver"
 )
 
@@ -170,10 +172,10 @@ func TestReconcilerKeepsForeignFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := widgetKey(ns)
-	edit := core.Edit{Path: []core.PathElem{core.F("spec"), core.F("listeners"), core.K(map[string]any{"protocol": "TCP", "port": int64(80)}), core.F("snatEnable")}, Value: true}
+	edit := core.Edit{Path: []core.PathElem{dialect.F("spec"), dialect.F("listeners"), dialect.K(map[string]any{"protocol": "TCP", "port": int64(80)}), dialect.F("snatEnable")}, Value: true}
 	change := core.Change{By: core.WriterCluster, Object: &key, Strategy: core.StrategyUpdate, Edits: []core.Edit{edit}, Field: edit.String(), To: "true"}
 	writes := 0
-	drv := core.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	drv := drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 		p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
 		live, err := req.Reader.Get(ctx, key)
 		if err != nil {

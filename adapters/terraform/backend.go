@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Spec is a resource's configuration: the object to protect and what the user is willing to
@@ -178,7 +179,7 @@ func (b *Backend) prepare(ctx context.Context, s *Spec) (*env, Diagnostics, bool
 	if u == nil {
 		return nil, nil, false
 	}
-	obj, err := core.TypedFromUnstructured(u)
+	obj, err := dialect.TypedFromUnstructured(u)
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(ref, "read", err, nil)}, false
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8sversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/loopguard/loopguard/adapters/manifest"
 	"github.com/loopguard/loopguard/core"
@@ -123,7 +124,7 @@ func (o *assessOptions) validateFacts() error {
 		{flagCCMVersion, o.ccmVersion},
 	} {
 		if o.set(v.flag) {
-			if _, err := core.ParseVersion(v.val); err != nil {
+			if _, err := k8sversion.ParseGeneric(v.val); err != nil {
 				return usagef("--%s %q: not a version (want e.g. v1.30.2)", v.flag, v.val)
 			}
 		}

@@ -8,7 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
@@ -52,7 +54,7 @@ func ServiceBase(provider string, svc *corev1.Service, c *core.Cluster, behindLB
 	e.InterceptMasquerades = KubeProxyMasquerades(c.Profile.ProxyMode, svc.Spec.ExternalTrafficPolicy)
 	e.Placement = c.Placement(svc, ov.Clients, behindLB)
 	e.Hairpin = c.Profile.HairpinFacts()
-	if err := core.Invalid(ref, errs); err != nil {
+	if err := Invalid(ref, errs); err != nil {
 		return core.Exposure{}, Overrides{}, err
 	}
 	return e, ov, nil
@@ -84,7 +86,7 @@ func IngressBase(provider string, ing *networkingv1.Ingress, c *core.Cluster, be
 	}
 	ref := core.ObjectRef{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 	ov, errs := ReadOverrides(ing)
-	if err := core.Invalid(ref, errs); err != nil {
+	if err := Invalid(ref, errs); err != nil {
 		return core.Exposure{}, Overrides{}, err
 	}
 	e := core.Exposure{Object: ref, Provider: provider, Layer: core.Layer7, Protocols: core.HTTP}
@@ -397,4 +399,35 @@ func BoolAnnotation(ann map[string]string, key string) (core.Fact, *field.Error)
 	fe := field.NotSupported(AnnotationPath(key), v, []string{"true", "false"})
 	fe.Detail += hint
 	return core.Unknown, fe
+}
+
+// F is a field step of an edit path; K selects a list element by its keys.
+func F(name string) core.PathElem         { return core.PathElem{Field: name} }
+func K(keys map[string]any) core.PathElem { return core.PathElem{Keys: keys} }
+
+// TypedFromUnstructured converts a live Service or Ingress read as unstructured into the typed
+// object dialects read.
+func TypedFromUnstructured(u *unstructured.Unstructured) (runtime.Object, error) {
+	var obj runtime.Object
+	switch u.GetKind() {
+	case "Service":
+		obj = &corev1.Service{}
+	case "Ingress":
+		obj = &networkingv1.Ingress{}
+	default:
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: "cannot convert kind " + u.GetKind()}
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// Invalid builds a *core.InvalidError naming every field at fault; it returns nil when errs is
+// empty, so a dialect can collect errors and return Invalid(ref, errs) whatever they are.
+func Invalid(obj core.ObjectRef, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &core.InvalidError{Object: obj, Errs: errs}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
@@ -283,5 +284,21 @@ func TestBackendExpectsAnnotation(t *testing.T) {
 	o.Apply(e)
 	if a := core.Assess(e); a.Symptom != core.SymptomProtocolError {
 		t.Errorf("none over an LB that sends the header: symptom %s, want protocol-error", a.Symptom)
+	}
+}
+
+func TestTypedFromUnstructured(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"namespace": "default", "name": "web"}, "spec": map[string]any{"type": "LoadBalancer"}}}
+	obj, err := TypedFromUnstructured(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := core.KeyOf(obj); !ok || k != (core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"}) {
+		t.Errorf("key = %v", k)
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}
+	if _, err := TypedFromUnstructured(pod); !errors.Is(err, core.ErrUnsupported) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -149,7 +149,7 @@ func reread(t *testing.T, fake *Cluster, key core.ObjectKey) runtime.Object {
 	if err != nil || u == nil {
 		t.Fatalf("re-read %s: %v (present %v)", key, err, u != nil)
 	}
-	obj, err := core.TypedFromUnstructured(u)
+	obj, err := dialect.TypedFromUnstructured(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/core/drivertest"
 )
 
@@ -64,7 +65,7 @@ func TestClusterKeepsResourceVersionsAndConflicts(t *testing.T) {
 // annotationDriver is the smallest driver: it plans one annotation on the Service.
 type annotationDriver struct{ blocked error }
 
-var edit = core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F("example.com/intercept")}, Value: "true"}
+var edit = core.Edit{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F("example.com/intercept")}, Value: "true"}
 
 func (d annotationDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
@@ -96,7 +97,7 @@ func (annotationDialect) Translate(obj runtime.Object, _ *core.Cluster) (*core.T
 	if s.Annotations["example.com/intercept"] == "true" {
 		e.Intercept = core.Yes
 	}
-	return &core.Translation{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.RuleIntercepted.Reason()}}}, nil
+	return &core.Translation{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.CodeIntercepted.Rule().Reason()}}}, nil
 }
 
 func TestRunCases(t *testing.T) {

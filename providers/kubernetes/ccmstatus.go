@@ -16,7 +16,7 @@ var ipModeStored = version.MajorMinor(1, 30)
 // Service's status: Yes from v1.30, Unknown for v1.29 (behind the alpha gate), No before, and
 // Unknown when the version is not known.
 func StoresIPMode(kubernetesVersion string) core.Fact {
-	v, err := core.ParseVersion(kubernetesVersion)
+	v, err := version.ParseGeneric(kubernetesVersion)
 	switch {
 	case err != nil:
 		return core.Unknown

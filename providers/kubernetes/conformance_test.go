@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 )
@@ -63,8 +64,8 @@ func TestConformance(t *testing.T) {
 				}
 			},
 			Revert: func(t *testing.T) {
-				setStatus(t, []core.Edit{{Path: []core.PathElem{core.F("status"), core.F("loadBalancer"), core.F("ingress"),
-					core.K(map[string]any{"ip": "10.0.0.9"}), core.F("ipMode")}, Value: "Proxy"}})
+				setStatus(t, []core.Edit{{Path: []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress"),
+					dialect.K(map[string]any{"ip": "10.0.0.9"}), dialect.F("ipMode")}, Value: "Proxy"}})
 			},
 		}
 	}})

@@ -102,12 +102,12 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		var ie *core.InvalidError
 		if len(statusErrs) > 0 && errors.As(err, &ie) {
 			all := append(append(field.ErrorList(nil), ie.Errs...), statusErrs...)
-			return nil, core.Invalid(ie.Object, all)
+			return nil, dialect.Invalid(ie.Object, all)
 		}
 		return nil, err
 	}
 	if len(statusErrs) > 0 {
-		return nil, core.Invalid(e.Object, statusErrs)
+		return nil, dialect.Invalid(e.Object, statusErrs)
 	}
 
 	dp := d.dataplane(&c.Profile)

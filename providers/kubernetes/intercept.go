@@ -108,7 +108,7 @@ func dataplaneOf(p *core.ClusterProfile) dataplane {
 }
 
 func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
-	if kp, err := core.ParseVersion(p.KubeProxyVersion); err == nil {
+	if kp, err := version.ParseGeneric(p.KubeProxyVersion); err == nil {
 		d.have = p.KubeProxyVersion
 		switch {
 		case kp.AtLeast(kubeProxyHonoursProxy):
@@ -120,7 +120,7 @@ func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
 		}
 		return
 	}
-	api, err := core.ParseVersion(p.KubernetesVersion)
+	api, err := version.ParseGeneric(p.KubernetesVersion)
 	if err != nil {
 		d.honoursProxy, d.proxyReason = core.Unknown, RuleKubeProxyVersionUnknown.Reason()
 		return
@@ -143,7 +143,7 @@ func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
 }
 
 func (d *dataplane) ciliumHonours(p *core.ClusterProfile) {
-	v, err := core.ParseVersion(p.Dataplane.CiliumVersion)
+	v, err := version.ParseGeneric(p.Dataplane.CiliumVersion)
 	if err != nil {
 		d.honoursProxy, d.proxyReason = core.Unknown, RuleCiliumVersionUnknown.Reason()
 		return

@@ -104,7 +104,7 @@ func TestProxyProtocolDecidesIPModeProxy(t *testing.T) {
 				t.Fatalf("decision %s (%q), want %s (%q); rejected %+v", res.Decision.Remedy, res.Decision.Path, tc.want, tc.path, res.Decision.Rejected)
 			}
 			for _, r := range res.Decision.Rejected {
-				if r.Remedy == core.InterceptVIP && r.Reason.Code != core.RuleDecideKeepsOffLB.Code {
+				if r.Remedy == core.InterceptVIP && r.Reason.Code != core.CodeDecideKeepsOffLB {
 					t.Errorf("intercept-vip rejected for %s", r.Reason.Code)
 				}
 			}

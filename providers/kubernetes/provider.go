@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Provider is the plain KEP-1860 dialect as a host holds it (core.Provider). Its driver plans
@@ -93,8 +94,8 @@ func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, 
 		p.Changes = append(p.Changes, core.Change{
 			By: core.WriterStatus, Object: &k,
 			Field: "status.loadBalancer.ingress[ip=" + ing.IP + "].ipMode", From: string(have), To: string(mode),
-			Edits: []core.Edit{{Path: []core.PathElem{core.F("status"), core.F("loadBalancer"), core.F("ingress"),
-				core.K(map[string]any{"ip": ing.IP}), core.F("ipMode")}, Value: string(mode)}},
+			Edits: []core.Edit{{Path: []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress"),
+				dialect.K(map[string]any{"ip": ing.IP}), dialect.F("ipMode")}, Value: string(mode)}},
 			Reason: dec.Reason,
 		})
 	}

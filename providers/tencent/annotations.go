@@ -55,14 +55,14 @@ func configRef(ann map[string]string, nameKey, autoKey, objName, autoSuffix stri
 // is the controller-created -auto config; a bad reference is a *core.InvalidError.
 func ServiceConfigName(svc *corev1.Service) (name string, auto bool, err error) {
 	name, auto, errs := configRef(svc.Annotations, AnnotationServiceConfig, AnnotationServiceConfigAuto, svc.Name, AutoServiceConfigSuffix)
-	return name, auto, core.Invalid(serviceRef(svc), errs)
+	return name, auto, dialect.Invalid(serviceRef(svc), errs)
 }
 
 // IngressConfigName returns the TkeServiceConfig an Ingress uses ("" for none) and whether it
 // is the controller-created -auto config; a bad reference is a *core.InvalidError.
 func IngressConfigName(ing *networkingv1.Ingress) (name string, auto bool, err error) {
 	name, auto, errs := configRef(ing.Annotations, AnnotationIngressServiceConfig, AnnotationIngressServiceConfigAuto, ing.Name, AutoIngressConfigSuffix)
-	return name, auto, core.Invalid(ingressRef(ing), errs)
+	return name, auto, dialect.Invalid(ingressRef(ing), errs)
 }
 
 func serviceRef(svc *corev1.Service) core.ObjectRef {
@@ -141,5 +141,5 @@ func invalid(ref core.ObjectRef, base error, errs field.ErrorList) error {
 			return base
 		}
 	}
-	return core.Invalid(ref, errs)
+	return dialect.Invalid(ref, errs)
 }

@@ -160,7 +160,7 @@ func TestDecisions(t *testing.T) {
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "seed/private-ingress.yaml"}, object: ingWeb, remedy: core.DNSSteering,
 			check: func(t *testing.T, res *core.Result) {
 				rj, _ := rejectionFor(res.Decision, core.LBSourceNAT)
-				for _, s := range []string{"CLB Layer 7 SNAT capability", "Keep Alive capability", core.RuleDecideTicket.Summary} {
+				for _, s := range []string{"CLB Layer 7 SNAT capability", "Keep Alive capability", core.CodeDecideTicket.Rule().Summary} {
 					if !strings.Contains(rj.Reason.Message, s) {
 						t.Errorf("lb-snat rejection %q does not say %q", rj.Reason.Message, s)
 					}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -37,7 +38,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			profile: ipvsProfile(),
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
-				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
 				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
 		},
 		"turns an explicit false on": {
@@ -46,7 +47,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			profile: ipvsProfile(),
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, From: "false", To: "true", Strategy: core.StrategyApply,
-				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
 				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
 		},
 		"already set": {
@@ -62,7 +63,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			force:   true,
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
-				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
 				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
 			wantBlocked: core.ErrPrecondition,
 			wantNeed:    "v1.18.4-tke.20",
@@ -74,7 +75,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			force:   true,
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
-				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
 				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
 			wantBlocked: core.ErrPrecondition,
 		},
@@ -85,7 +86,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			force:   true,
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
-				Edits:  []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(ann)}, Value: "true"}},
+				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
 				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
 			wantBlocked: core.ErrUnsupported,
 		},
@@ -192,8 +193,8 @@ func TestPlanL4SNAT(t *testing.T) {
 		return &core.ObjectKey{APIVersion: "cloud.tencent.com/v1alpha1", Kind: "TkeServiceConfig", Namespace: "default", Name: name}
 	}
 	snat := func(proto string, port int64) core.Edit {
-		return core.Edit{Path: []core.PathElem{core.F("spec"), core.F("loadBalancer"), core.F("l4Listeners"),
-			core.K(map[string]any{"protocol": proto, "port": port}), core.F("snatEnable")}, Value: true}
+		return core.Edit{Path: []core.PathElem{dialect.F("spec"), dialect.F("loadBalancer"), dialect.F("l4Listeners"),
+			dialect.K(map[string]any{"protocol": proto, "port": port}), dialect.F("snatEnable")}, Value: true}
 	}
 	tests := map[string]struct {
 		reason  string
@@ -228,7 +229,7 @@ func TestPlanL4SNAT(t *testing.T) {
 					Field: "spec.loadBalancer.l4Listeners[TCP:80].snatEnable", From: "TCP:80 (unset)", To: "true", Edits: []core.Edit{snat("TCP", 80)}},
 				{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply,
 					Field: `metadata.annotations["` + tencent.AnnotationServiceConfig + `"]`, To: "web-loopguard",
-					Edits: []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(tencent.AnnotationServiceConfig)}, Value: "web-loopguard"}}},
+					Edits: []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(tencent.AnnotationServiceConfig)}, Value: "web-loopguard"}}},
 			},
 		},
 		"loopguard's config not yet referenced": {
@@ -241,7 +242,7 @@ metadata: {name: web-loopguard, namespace: default, annotations: {loopguard.io/c
 spec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 80, snatEnable: true}]}}`)},
 			want: []core.Change{{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply,
 				Field: `metadata.annotations["` + tencent.AnnotationServiceConfig + `"]`, To: "web-loopguard",
-				Edits: []core.Edit{{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(tencent.AnnotationServiceConfig)}, Value: "web-loopguard"}}}},
+				Edits: []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(tencent.AnnotationServiceConfig)}, Value: "web-loopguard"}}}},
 		},
 		"someone else's config by loopguard's name": {
 			reason: "web-loopguard exists without loopguard's mark: never taken over",
@@ -314,7 +315,7 @@ spec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 80, scheduler: WRR}]}}
 					t.Errorf("created config carries no %s mark: %v", tencent.AnnotationConfigOwner, ch.Template)
 				}
 			}
-			if len(p.Changes) > 0 && !slices.Contains(noteCodes(p), core.RuleSourceLBLostTCP.Code) && !slices.Contains(noteCodes(p), core.RuleSourceLBLostUDP.Code) {
+			if len(p.Changes) > 0 && !slices.Contains(noteCodes(p), core.CodeSourceLBLostTCP) && !slices.Contains(noteCodes(p), core.CodeSourceLBLostUDP) {
 				t.Errorf("plan notes %v do not say what the backend sees", noteCodes(p))
 			}
 		})
@@ -336,8 +337,8 @@ spec:
       domains: [{domain: web.example.com, rules: [{url: /, healthCheck: {enable: true}}]}]
 `
 	path := func(field string) []core.PathElem {
-		return []core.PathElem{core.F("spec"), core.F("loadBalancer"), core.F("l7Listeners"),
-			core.K(map[string]any{"protocol": "HTTP", "port": int64(80)}), core.F(field)}
+		return []core.PathElem{dialect.F("spec"), dialect.F("loadBalancer"), dialect.F("l7Listeners"),
+			dialect.K(map[string]any{"protocol": "HTTP", "port": int64(80)}), dialect.F(field)}
 	}
 	tests := map[string]struct {
 		version     string
@@ -385,7 +386,7 @@ spec:
 				}
 				return
 			}
-			for _, code := range []core.Code{core.RuleSourceLBXFF.Code, tencent.RuleL7SNATSecurityGroup.Code} {
+			for _, code := range []core.Code{core.CodeSourceLBXFF, tencent.RuleL7SNATSecurityGroup.Code} {
 				if !slices.Contains(noteCodes(p), code) {
 					t.Errorf("notes %v lack %s", noteCodes(p), code)
 				}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
@@ -137,7 +138,7 @@ func TestReconcileCreatesConfigThenReference(t *testing.T) {
 	}
 
 	// Second run, from the live Service: the config is referenced and done.
-	typed, err := core.TypedFromUnstructured(live)
+	typed, err := dialect.TypedFromUnstructured(live)
 	if err != nil {
 		t.Fatal(err)
 	}

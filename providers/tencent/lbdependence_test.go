@@ -29,7 +29,7 @@ func TestBackendsThatNeedTheCLB(t *testing.T) {
 		if a.Risk != core.RiskAtRisk || a.Symptom != core.SymptomProtocolError || a.Path != core.PathVIP {
 			t.Fatalf("assessment %s %s %s, want at-risk protocol-error on VIP (%v)", a.Risk, a.Symptom, a.Path, codes(a.Reasons))
 		}
-		if !slices.Contains(codes(a.Reasons), "tke-specify-protocol-tls") || !slices.Contains(codes(a.Reasons), core.RuleVIPSkipsTLS.Code) {
+		if !slices.Contains(codes(a.Reasons), "tke-specify-protocol-tls") || !slices.Contains(codes(a.Reasons), core.CodeVIPSkipsTLS) {
 			t.Errorf("reasons %v", codes(a.Reasons))
 		}
 		dec := res.Decision
@@ -40,7 +40,7 @@ func TestBackendsThatNeedTheCLB(t *testing.T) {
 		for _, r := range dec.Rejected {
 			rejected[r.Remedy] = r.Reason.Code
 		}
-		if rejected[core.InterceptVIP] != core.RuleDecideKeepsOffLB.Code || rejected[core.ThroughLB] != dialect.CodeThroughLBLoops {
+		if rejected[core.InterceptVIP] != core.CodeDecideKeepsOffLB || rejected[core.ThroughLB] != dialect.CodeThroughLBLoops {
 			t.Errorf("rejected %v: intercept-vip must be refused for the backends, through-lb for the loop", rejected)
 		}
 		var fields []string

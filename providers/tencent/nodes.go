@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -72,7 +73,7 @@ func (d *Dialect) behindCLB(c *core.Cluster, backends labels.Selector) core.Node
 		key += "/" + backends.String()
 	}
 	return core.NodeFilter{Key: key, Match: func(n *corev1.Node) bool {
-		if _, excluded := n.Labels[core.LabelExcludeFromLB]; excluded {
+		if _, excluded := n.Labels[corev1.LabelNodeExcludeBalancers]; excluded {
 			return false
 		}
 		kind, ok := NodeKind(""), false
@@ -237,7 +238,7 @@ func (d *Dialect) unverifiedMessage(kubeProxy, min string) string {
 // Proxy from v1.30 (gate LoadBalancerIPMode beta, on by default); v1.29 has it off by default;
 // older versions ignore the field (docs/sources.md#kep-1860).
 func (d *Dialect) kubeProxyIPModeProxy(e *core.Exposure, kubeProxy string) {
-	v, err := core.ParseVersion(kubeProxy)
+	v, err := version.ParseGeneric(kubeProxy)
 	switch {
 	case kubeProxy == "" || err != nil:
 		e.Intercept = core.Unknown
@@ -263,7 +264,7 @@ func (d *Dialect) ebpfIntercept(e *core.Exposure, p *core.ClusterProfile, mode c
 		return
 	}
 	cilium := p.Dataplane.CiliumVersion
-	v, err := core.ParseVersion(cilium)
+	v, err := version.ParseGeneric(cilium)
 	known := cilium != "" && err == nil
 	if mode == corev1.LoadBalancerIPModeVIP {
 		e.Intercept = core.Yes

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // ConfigSuffix ends the name of a TkeServiceConfig loopguard creates for an object that
@@ -170,7 +171,7 @@ func annotationField(key string) string {
 }
 
 func annotationEdit(key, value string) core.Edit {
-	return core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(key)}, Value: value}
+	return core.Edit{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(key)}, Value: value}
 }
 
 // configTarget is what one TkeServiceConfig merge needs to know.
@@ -252,10 +253,10 @@ func (pr *planning) noteSourceAddress(listeners []ListenerKey) {
 		udp = udp || k.Protocol == "UDP"
 	}
 	if tcp {
-		pr.ensureNotes(core.RuleSourceLBLostTCP.Reason())
+		pr.ensureNotes(core.CodeSourceLBLostTCP.Rule().Reason())
 	}
 	if udp {
-		pr.ensureNotes(core.RuleSourceLBLostUDP.Reason())
+		pr.ensureNotes(core.CodeSourceLBLostUDP.Rule().Reason())
 	}
 }
 
@@ -312,7 +313,7 @@ func (pr *planning) l7Listeners(ing *networkingv1.Ingress) ([]ListenerKey, bool)
 }
 
 func (pr *planning) noteLayer7() {
-	pr.ensureNotes(core.RuleSourceLBXFF.Reason(), RuleL7SNATSecurityGroup.Reason())
+	pr.ensureNotes(core.CodeSourceLBXFF.Rule().Reason(), RuleL7SNATSecurityGroup.Reason())
 }
 
 // l7Attr is how layer-7 SNAT is turned on for the ingress controller at hand.
@@ -394,7 +395,7 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 	if live != nil {
 		var errs field.ErrorList
 		if cfg, errs = ParseServiceConfig(live); len(errs) > 0 {
-			return core.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: key.Namespace, Name: key.Name}, errs)
+			return dialect.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: key.Namespace, Name: key.Name}, errs)
 		}
 	}
 
@@ -415,9 +416,9 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 		keys = append(keys, k.String())
 		froms = append(froms, k.String()+" "+from)
 		edits = append(edits, core.Edit{Path: []core.PathElem{
-			core.F("spec"), core.F("loadBalancer"), core.F(t.list),
-			core.K(map[string]any{"protocol": protocol, "port": int64(k.Port)}),
-			core.F(t.field),
+			dialect.F("spec"), dialect.F("loadBalancer"), dialect.F(t.list),
+			dialect.K(map[string]any{"protocol": protocol, "port": int64(k.Port)}),
+			dialect.F(t.field),
 		}, Value: t.value})
 	}
 	if len(edits) > 0 {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 var _ core.Remover = (*Driver)(nil)
@@ -135,7 +136,7 @@ func (pr *planning) removeFromConfig(ctx context.Context, owner core.ObjectKey, 
 	}
 	cfg, errs := ParseServiceConfig(live)
 	if len(errs) > 0 {
-		return core.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: key.Namespace, Name: key.Name}, errs)
+		return dialect.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: key.Namespace, Name: key.Name}, errs)
 	}
 	var edits []core.Edit
 	for _, k := range listeners {
@@ -152,8 +153,8 @@ func (pr *planning) removeFromConfig(ctx context.Context, owner core.ObjectKey, 
 		}
 		protocol := entryValue(live, list, idx, "protocol", k.Protocol)
 		for _, a := range attrs {
-			e := core.Edit{Path: []core.PathElem{core.F("spec"), core.F("loadBalancer"), core.F(list),
-				core.K(map[string]any{"protocol": protocol, "port": int64(k.Port)}), core.F(a.field)}, Value: a.value, Remove: true}
+			e := core.Edit{Path: []core.PathElem{dialect.F("spec"), dialect.F("loadBalancer"), dialect.F(list),
+				dialect.K(map[string]any{"protocol": protocol, "port": int64(k.Port)}), dialect.F(a.field)}, Value: a.value, Remove: true}
 			if !e.Satisfied(live.Object) {
 				edits = append(edits, e)
 			}

@@ -206,8 +206,8 @@ func seedRows() []seedRow {
 			want: with(l7Loop, func(w *seedWant) { w.notes = []core.Code{"tke-prevent-loopback-no-effect"} }),
 			check: func(t *testing.T, res *core.Result) {
 				rj, ok := rejectionFor(res.Decision, core.InterceptVIP)
-				if !ok || rj.Reason.Code != core.RuleDecideL7NoIntercept.Code {
-					t.Errorf("intercept-vip rejection = %+v, want %s", rj, core.RuleDecideL7NoIntercept.Code)
+				if !ok || rj.Reason.Code != core.CodeDecideL7NoIntercept {
+					t.Errorf("intercept-vip rejection = %+v, want %s", rj, core.CodeDecideL7NoIntercept)
 				}
 				o := offerFor(res.Offers, core.InterceptVIP)
 				if o == nil || o.Ready() || o.Unmet[0].Reason.Code != tencent.RuleL7NoForwarding.Code {

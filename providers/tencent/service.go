@@ -150,7 +150,7 @@ func (d *Dialect) serviceConfig(c *core.Cluster, ref core.ObjectRef, ns, name, k
 			how = "the -auto annotation"
 		}
 		return nil, fmt.Errorf("%s: TkeServiceConfig referenced by %s is malformed: %w", ref, how,
-			core.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: ns, Name: name}, errs))
+			dialect.Invalid(core.ObjectRef{Kind: ServiceConfigKind, Namespace: ns, Name: name}, errs))
 	}
 	return cfg, nil
 }

@@ -41,7 +41,7 @@ func (v controllerVersion) atLeast(min *version.Version) core.Fact {
 // jsonpath='{.data.VERSION}').
 func controllerVersionOf(c *core.Cluster, profileValue, profileField, configMap string) controllerVersion {
 	if profileValue != "" {
-		v, err := core.ParseVersion(profileValue)
+		v, err := version.ParseGeneric(profileValue)
 		if err == nil {
 			return controllerVersion{v: v, raw: profileValue, source: "profile " + profileField}
 		}
@@ -57,7 +57,7 @@ func controllerVersionOf(c *core.Cluster, profileValue, profileField, configMap 
 	if !ok || raw == "" {
 		return controllerVersion{source: src, note: src + " is missing"}
 	}
-	v, err := core.ParseVersion(raw)
+	v, err := version.ParseGeneric(raw)
 	if err != nil {
 		return controllerVersion{raw: raw, source: src, note: src + " is " + quote(raw) + ", not a version"}
 	}

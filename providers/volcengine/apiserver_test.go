@@ -232,7 +232,7 @@ func TestAPIServerCreatesServiceWithIPMode(t *testing.T) {
 		t.Fatalf("the API server refused the rendered patch %s: %v", patch, err)
 	}
 	terms := dep.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(terms) != 1 || terms[0].TopologyKey != core.LabelHostname || terms[0].LabelSelector.MatchLabels["app"] != "web" {
+	if len(terms) != 1 || terms[0].TopologyKey != corev1.LabelHostname || terms[0].LabelSelector.MatchLabels["app"] != "web" {
 		t.Errorf("patched anti-affinity = %+v", terms)
 	}
 

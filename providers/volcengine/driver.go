@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // DriverOptions configure a Driver. A nil *DriverOptions gives the documented behaviour: the
@@ -114,12 +115,12 @@ func (d *Driver) ApplyCloud(context.Context, *core.Change) (core.ApplyResult, er
 }
 
 var (
-	ingressPath = []core.PathElem{core.F("status"), core.F("loadBalancer"), core.F("ingress")}
-	etpEdit     = core.Edit{Path: []core.PathElem{core.F("spec"), core.F("externalTrafficPolicy")}, Value: string(corev1.ServiceExternalTrafficPolicyLocal)}
+	ingressPath = []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress")}
+	etpEdit     = core.Edit{Path: []core.PathElem{dialect.F("spec"), dialect.F("externalTrafficPolicy")}, Value: string(corev1.ServiceExternalTrafficPolicyLocal)}
 )
 
 func annotationEdit(key, value string) core.Edit {
-	return core.Edit{Path: []core.PathElem{core.F("metadata"), core.F("annotations"), core.F(key)}, Value: value}
+	return core.Edit{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(key)}, Value: value}
 }
 
 func serviceKey(ns, name string) core.ObjectKey {
@@ -175,7 +176,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		key:  serviceKey(svc.Namespace, svc.Name),
 		plan: &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}}
 	inF, errs := ReadService(svc)
-	if err := core.Invalid(ps.ref, errs); err != nil {
+	if err := dialect.Invalid(ps.ref, errs); err != nil {
 		return nil, err
 	}
 	ps.inF = inF
@@ -205,7 +206,7 @@ func (ps *planning) observe(ctx context.Context) error {
 			return err
 		}
 		if u != nil {
-			obj, err := core.TypedFromUnstructured(u)
+			obj, err := dialect.TypedFromUnstructured(u)
 			if err != nil {
 				return err
 			}
@@ -217,7 +218,7 @@ func (ps *planning) observe(ctx context.Context) error {
 	}
 	if ps.live != nil {
 		lf, errs := ReadService(ps.live)
-		if err := core.Invalid(ps.ref, errs); err != nil {
+		if err := dialect.Invalid(ps.ref, errs); err != nil {
 			return err
 		}
 		ps.lf = lf
@@ -382,7 +383,7 @@ func (ps *planning) alreadyReplaced(ctx context.Context, target core.Path) (bool
 }
 
 func liveFactsOf(u *unstructured.Unstructured) *ServiceFacts {
-	obj, err := core.TypedFromUnstructured(u)
+	obj, err := dialect.TypedFromUnstructured(u)
 	if err != nil {
 		return nil
 	}
@@ -561,7 +562,7 @@ func (ps *planning) addCheck(key core.ObjectKey, target core.Path, observed *Ser
 		return
 	}
 	ps.plan.Checks = append(ps.plan.Checks, core.Check{Object: key, Each: ingressPath,
-		Edit: core.Edit{Path: []core.PathElem{core.F("ipMode")}, Value: string(target)}, Pending: pendingText(key, target, observed)})
+		Edit: core.Edit{Path: []core.PathElem{dialect.F("ipMode")}, Value: string(target)}, Pending: pendingText(key, target, observed)})
 }
 
 func pendingText(key core.ObjectKey, target core.Path, f *ServiceFacts) string {
@@ -583,7 +584,7 @@ func pendingText(key core.ObjectKey, target core.Path, f *ServiceFacts) string {
 // explainRejectedSwitches notes what a remedy rejected as disruptive would have cost.
 func (ps *planning) explainRejectedSwitches() {
 	for _, rj := range ps.req.Result.Decision.Rejected {
-		if rj.Reason.Code != core.RuleDecideDisruptive.Code {
+		if rj.Reason.Code != core.CodeDecideDisruptive {
 			continue
 		}
 		action := ""

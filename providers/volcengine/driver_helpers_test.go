@@ -57,7 +57,7 @@ func setStatus(m *drivertest.Cluster, ns, name, ip string, mode corev1.LoadBalan
 // (beside web-1) and client-2 on node-c.
 
 func node(name string) *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{core.LabelHostname: name}}}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
 }
 
 func pod(ns, name, nodeName string, labels map[string]string) *corev1.Pod {

@@ -109,7 +109,7 @@ func withETPLocal(s *corev1.Service) *corev1.Service {
 
 func withAntiAffinity(p *corev1.Pod) *corev1.Pod {
 	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
-		{TopologyKey: core.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+		{TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
 	return p
 }
 

@@ -51,7 +51,7 @@ func ClientSelector(svc *corev1.Service, p *core.ClusterProfile) (labels.Selecto
 	}
 	for _, fe := range errs {
 		if fe.Field == dialect.AnnotationPath(core.AnnotationClients).String() {
-			return nil, core.Invalid(core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}, field.ErrorList{fe})
+			return nil, dialect.Invalid(core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}, field.ErrorList{fe})
 		}
 	}
 	if p == nil || p.Clients == "" {
@@ -59,7 +59,7 @@ func ClientSelector(svc *corev1.Service, p *core.ClusterProfile) (labels.Selecto
 	}
 	sel, err := labels.Parse(p.Clients)
 	if err != nil {
-		return nil, core.Invalid(core.ObjectRef{Kind: core.ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), p.Clients, err.Error())})
+		return nil, dialect.Invalid(core.ObjectRef{Kind: core.ProfileKind}, field.ErrorList{field.Invalid(field.NewPath("clients"), p.Clients, err.Error())})
 	}
 	return sel, nil
 }
@@ -166,7 +166,7 @@ func SeparationPatches(svc *corev1.Service, c *core.Cluster, clients labels.Sele
 func newSeparationPatch(pod *corev1.Pod, svc *corev1.Service, key core.ObjectKey, patchable bool) *SeparationPatch {
 	term := corev1.PodAffinityTerm{
 		LabelSelector: &metav1.LabelSelector{MatchLabels: maps(svc.Spec.Selector)},
-		TopologyKey:   core.LabelHostname,
+		TopologyKey:   corev1.LabelHostname,
 	}
 	if pod.Namespace != svc.Namespace {
 		term.Namespaces = []string{svc.Namespace}
@@ -177,13 +177,13 @@ func newSeparationPatch(pod *corev1.Pod, svc *corev1.Service, key core.ObjectKey
 	}
 	terms = append(terms, term)
 	sp := &SeparationPatch{Workload: key, Patchable: patchable, Term: term, Terms: terms}
-	anti := []core.PathElem{core.F("affinity"), core.F("podAntiAffinity"), core.F("requiredDuringSchedulingIgnoredDuringExecution")}
+	anti := []core.PathElem{dialect.F("affinity"), dialect.F("podAntiAffinity"), dialect.F("requiredDuringSchedulingIgnoredDuringExecution")}
 	body := map[string]any{"affinity": map[string]any{"podAntiAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": terms}}}
 	var patch any = map[string]any{"spec": body}
-	sp.Path = append([]core.PathElem{core.F("spec")}, anti...)
+	sp.Path = append([]core.PathElem{dialect.F("spec")}, anti...)
 	if key.Kind != "Pod" {
 		patch = map[string]any{"spec": map[string]any{"template": map[string]any{"spec": body}}}
-		sp.Path = append([]core.PathElem{core.F("spec"), core.F("template"), core.F("spec")}, anti...)
+		sp.Path = append([]core.PathElem{dialect.F("spec"), dialect.F("template"), dialect.F("spec")}, anti...)
 	}
 	js, _ := json.Marshal(patch) // maps and API types always marshal
 	sp.Patch = string(js)
@@ -238,7 +238,7 @@ func avoidsBackends(pod *corev1.Pod, svc *corev1.Service) bool {
 	target := labels.Set(svc.Spec.Selector)
 	for i := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
 		term := &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-		if term.TopologyKey != core.LabelHostname || term.LabelSelector == nil {
+		if term.TopologyKey != corev1.LabelHostname || term.LabelSelector == nil {
 			continue
 		}
 		switch {

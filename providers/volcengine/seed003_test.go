@@ -323,8 +323,8 @@ func TestSeed003IPModeCannotBeModified(t *testing.T) {
 			t.Errorf("immutable reason = %s", vip.Unmet[0].Reason.Code)
 		}
 		wantContains(t, "action", vip.Action, "create a new Service like shop/orders", `ip-mode: "VIP"`, "new CLB address")
-		if rej := rejection(t, r.Decision, core.InterceptVIP); rej.Reason.Code != core.RuleDecideDisruptive.Code {
-			t.Errorf("intercept-vip rejected with %s, want %s", rej.Reason.Code, core.RuleDecideDisruptive.Code)
+		if rej := rejection(t, r.Decision, core.InterceptVIP); rej.Reason.Code != core.CodeDecideDisruptive {
+			t.Errorf("intercept-vip rejected with %s, want %s", rej.Reason.Code, core.CodeDecideDisruptive)
 		}
 		// No clients are declared, so separation is not ready either; DNS steering is left.
 		if r.Decision.Remedy != core.DNSSteering {

@@ -70,7 +70,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 		all = append(all, inv.Errs...)
 		errs = append(all, errs...)
 	}
-	if err := core.Invalid(ref, errs); err != nil {
+	if err := dialect.Invalid(ref, errs); err != nil {
 		return nil, err
 	}
 
