@@ -27,14 +27,18 @@
 // A second set of tests replaces netlab's hand-written parts with real ones (internal/proxylab):
 // the real kube-proxy v1.37.2 in iptables and in nftables mode, driven by a real kube-apiserver
 // through Service, EndpointSlice and Node objects with ipMode in the status, and HAProxy as the
-// LB and the backend where a PROXY protocol header is involved. They run both failure
+// LB and the backend where a PROXY protocol header is involved (the LB with its own address for
+// LB source NAT, or as a transparent proxy that keeps the client's). They run both failure
 // directions (the loop on the Proxy path; on the VIP path, a backend that requires a PROXY
-// header and gets none) and print
+// header and gets none), every combination of ipMode, LB source NAT, binding, placement and
+// header (72 per mode), and print
 //
-//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, ...
+//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, N known model gaps, N disagree, ...
 //
 // and the same for nftables. The expectation is core.Assess's, with the backend's need for the
-// header told to the model as Exposure.Needs. TestKubeProxyVersionSkew runs a
+// header told to the model as Exposure.Needs. knownRealGaps (gaps_test.go) lists where the real
+// components show the model wrong, with the evidence and the proposed core change, and the
+// test asserts they still disagree in the recorded way. TestKubeProxyVersionSkew runs a
 // kube-proxy that predates ipMode (v1.28.15) and checks what the plain Kubernetes dialect
 // predicts for it. These tests also need KUBEBUILDER_ASSETS, haproxy, nftables and
 // LOOPGUARD_KUBE_PROXY / LOOPGUARD_KUBE_PROXY_SKEW, and skip, saying which is missing, without

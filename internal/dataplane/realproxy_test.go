@@ -29,11 +29,13 @@ import (
 //     with the backend on the client's node, the reply short-circuits (the loop).
 //
 // Dimensions: ipMode × LB source NAT × binding × where the LB lands (the client's node or
-// another) × the header the backend requires (none, v1, v2). A backend that requires a header
-// sits behind HAProxy sending that header, which connects from its own address; the
-// combination "PROXY header and no source NAT" needs a transparent proxy (TPROXY) in the LB
-// namespace, which the lab does not build, and is counted as not built in the summary line. Pods hang off a bridge
-// with br_netfilter on (flannel's shape): the kernel test covers the attachments.
+// another) × the header the backend requires (none, v1, v2): 72 cases per mode, all built. A
+// backend that requires a header sits behind HAProxy sending that header, which connects from
+// its own address with LB source NAT and from the client's without (a transparent proxy:
+// proxylab.Scenario.LBTransparent); a backend without that need sits behind the kernel's DNAT,
+// with or without MASQUERADE. Pods hang off a bridge with br_netfilter on (flannel's shape):
+// the kernel test covers the attachments. Disagreements the lab found in the model are listed
+// in knownRealGaps (gaps_test.go), with the evidence and the proposed core change.
 
 // rcase is one real-component case.
 type rcase struct {
@@ -44,8 +46,6 @@ type rcase struct {
 	place    placement
 	expects  proxylab.ProxyProtocol
 	exposure *core.Exposure
-	// notBuilt says why the case is not built (counted as skipped).
-	notBuilt string
 }
 
 func realProxyCases(mode core.ProxyMode) []rcase {
@@ -57,11 +57,7 @@ func realProxyCases(mode core.ProxyMode) []rcase {
 					for _, pp := range []proxylab.ProxyProtocol{proxylab.ProxyNone, proxylab.ProxyV1, proxylab.ProxyV2} {
 						c := rcase{ipMode: ipMode, lbSNAT: snat, binding: b, place: p, expects: pp}
 						c.name = fmt.Sprintf("ipmode=%s/lb-snat=%s/%v/lb-picks=%v/backend-expects-proxy=%v", ipMode, onOff(snat), b, p, pp)
-						if pp != proxylab.ProxyNone && !snat {
-							c.notBuilt = "a PROXY header without source NAT needs a transparent proxy (TPROXY) in the LB namespace"
-						} else {
-							c.exposure = realProxyExposure(mode, c)
-						}
+						c.exposure = realProxyExposure(mode, c)
 						out = append(out, c)
 					}
 				}
@@ -76,7 +72,7 @@ func realProxyCases(mode core.ProxyMode) []rcase {
 // dialect.KubeProxyMasquerades says; the LB replaces the source when it SNATs or is a TCP proxy;
 // it passes the client address in a PROXY header when it sends one.
 func realProxyExposure(mode core.ProxyMode, c rcase) *core.Exposure {
-	d := dims{lbSNAT: c.lbSNAT || c.expects != proxylab.ProxyNone, binding: c.binding, placement: c.place, attachment: attachBridgeNF}
+	d := dims{lbSNAT: c.lbSNAT, binding: c.binding, placement: c.place, attachment: attachBridgeNF}
 	e := baseExposure(d)
 	e.Intercept = core.FactOf(c.ipMode == corev1.LoadBalancerIPModeVIP)
 	e.InterceptMasquerades = dialect.KubeProxyMasquerades(mode, d.binding.policy())
@@ -131,10 +127,26 @@ func modelVerdict(c *rcase) rverdict {
 		return rverdict{verdict: verdict{connected: core.No, failure: failureProtocolError}}
 	}
 	v := rverdict{verdict: predict(&kcase{exposure: c.exposure})}
-	if v.connected == core.Yes && c.expects != proxylab.ProxyNone && a.Source.ClientIP == core.ClientIPProxyProtocol {
-		v.header = core.SourceClientPod
+	if v.connected == core.Yes && c.expects != proxylab.ProxyNone {
+		v.header = headerFor(a.Source.ClientIP)
 	}
 	return v
+}
+
+// headerFor is the client a PROXY header names, as the model's ClientIP says: the client Pod
+// when the header is how the backend learns it (behind LB source NAT), and when the client's
+// address is kept (an LB without source NAT received the connection from the client, and its
+// header names the address it received it from). Any other ClientIP says the backend cannot
+// learn the client's address, which a header naming the client Pod contradicts.
+func headerFor(ip core.ClientIP) core.SourceKind {
+	switch ip {
+	case core.ClientIPProxyProtocol, core.ClientIPKept:
+		return core.SourceClientPod
+	}
+	if ip == core.ClientIPUnknown {
+		return core.SourceUnknown
+	}
+	return core.SourceKind("none (client IP " + string(ip) + ")")
 }
 
 // observeReal is the lab's verdict.
@@ -171,20 +183,23 @@ func realScenario(kp string, mode proxylab.Mode, c *rcase) proxylab.Scenario {
 		net.Nodes[i].Intercept = netlab.InterceptExternal
 	}
 	net.Service.ExternalServer = true
+	// A header comes from HAProxy, which replaces the source unless transparent; without a
+	// header the LB is the kernel's DNAT, with or without MASQUERADE.
 	net.LB = netlab.LoadBalancer{SourceNAT: c.lbSNAT && c.expects == proxylab.ProxyNone}
+	transparent := !c.lbSNAT && c.expects != proxylab.ProxyNone
 	switch c.binding {
 	case bindNodePortCluster, bindNodePortLocal:
 		net.LB.Backend, net.LB.TargetNode = netlab.BackendNodePort, c.place.backendNode()
 	case bindDirectToPod:
 		net.LB.Backend = netlab.BackendDirectToPod
 	}
-	return proxylab.Scenario{KubeProxy: kp, Mode: mode, IPMode: c.ipMode, Net: net, LBProxy: c.expects, BackendExpects: c.expects}
+	return proxylab.Scenario{KubeProxy: kp, Mode: mode, IPMode: c.ipMode, Net: net, LBProxy: c.expects, LBTransparent: transparent, BackendExpects: c.expects}
 }
 
 // TestRealKubeProxyIPTables and TestRealKubeProxyNFTables run every case with the real
 // kube-proxy in that mode and print
 //
-//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, ...
+//	dataplane (kube-proxy v1.37.2 iptables): N scenarios, N agree, N known model gaps, ...
 func TestRealKubeProxyIPTables(t *testing.T) { testRealKubeProxy(t, proxylab.ModeIPTables) }
 func TestRealKubeProxyNFTables(t *testing.T) { testRealKubeProxy(t, proxylab.ModeNFTables) }
 
@@ -207,19 +222,13 @@ func testRealKubeProxy(t *testing.T, mode proxylab.Mode) {
 	var (
 		mu                        sync.Mutex
 		ran, agree, bad, noResult int
-		skipped                   = map[string]int{}
+		gaps                      = map[string]int{}
 		failures                  = map[failure]int{}
 	)
 	start := time.Now()
 	t.Run("case", func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
-			if c.notBuilt != "" {
-				// Counted in the summary line with the reason, not as a skipped subtest: the
-				// combination cannot be built here at all, which no machine changes.
-				skipped[c.notBuilt]++
-				continue
-			}
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				model := expectFor(c)
@@ -245,26 +254,45 @@ func testRealKubeProxy(t *testing.T, mode proxylab.Mode) {
 				if lab.connected != core.Yes {
 					failures[lab.failure]++
 				}
-				if d == nil {
+				gap := realGapFor(c)
+				switch {
+				case d == nil && gap == nil:
 					agree++
-					return
+				case gap == nil:
+					bad++
+					t.Errorf("model and lab disagree: %v\nfacts: %s\n%s", d, facts(&kcase{exposure: c.exposure}), l.Logs())
+				case d == nil:
+					agree++
+					t.Errorf("known model gap %q no longer disagrees here (model and lab: %v): core was fixed; narrow or remove the entry in knownRealGaps", gap.name, lab)
+				case *d != gap.disagrees:
+					bad++
+					t.Errorf("known model gap %q expected %v, got %v: the model or the lab changed; update knownRealGaps\nfacts: %s", gap.name, gap.disagrees, d, facts(&kcase{exposure: c.exposure}))
+				default:
+					gaps[gap.name]++
+					t.Logf("known model gap %q: %v", gap.name, d)
 				}
-				bad++
-				t.Errorf("model and lab disagree: %v\nfacts: %s\n%s", d, facts(&kcase{exposure: c.exposure}), l.Logs())
 			})
 		}
 	})
-	nSkipped := 0
-	for _, n := range skipped {
-		nSkipped += n
+	nGaps := 0
+	for _, n := range gaps {
+		nGaps += n
 	}
 	var kinds []string
 	for _, f := range slices.Sorted(maps.Keys(failures)) {
 		kinds = append(kinds, fmt.Sprintf("%d %s", failures[f], f))
 	}
-	fmt.Printf("%s: %d scenarios, %d agree, %d disagree, %d without a verdict; failures seen: %s; %d not built; wall %v\n",
-		label, ran, agree, bad, noResult, strings.Join(kinds, ", "), nSkipped, time.Since(start).Round(10*time.Millisecond))
-	for _, why := range slices.Sorted(maps.Keys(skipped)) {
-		fmt.Printf("%s:   not built %d: %s\n", label, skipped[why], why)
+	fmt.Printf("%s: %d scenarios, %d agree, %d known model gaps, %d disagree, %d without a verdict; failures seen: %s; wall %v\n",
+		label, ran, agree, nGaps, bad, noResult, strings.Join(kinds, ", "), time.Since(start).Round(10*time.Millisecond))
+	for _, g := range slices.Sorted(maps.Keys(gaps)) {
+		fmt.Printf("%s:   known model gap %s: %d scenarios\n", label, g, gaps[g])
+	}
+	// A gap entry that covers nothing any more is stale; judge it only when every case ran.
+	if ran == len(cases) && !t.Failed() {
+		for _, g := range knownRealGaps {
+			if gaps[g.name] == 0 {
+				t.Errorf("known model gap %q covers no case that ran: remove it from knownRealGaps", g.name)
+			}
+		}
 	}
 }

@@ -18,8 +18,14 @@
 //     (ipMode Proxy). No fixed sleeps.
 //   - the LB: for a scenario with a PROXY protocol header, HAProxy in TCP mode on the LB
 //     address with send-proxy (v1) or send-proxy-v2, which connects from its own address
-//     (source NAT). Without a header the LB stays netlab's kernel DNAT, with or without
-//     MASQUERADE: a userspace proxy cannot keep the client's source, and the loop needs that.
+//     (source NAT), or, with Scenario.LBTransparent, from the client's: a transparent proxy
+//     (source 0.0.0.0 usesrc clientip, an IP_TRANSPARENT socket) plus the policy routing it
+//     needs in the LB namespace, a mangle PREROUTING rule marking packets of local sockets
+//     (-m socket → MARK 1), "ip rule fwmark 1 lookup 100" and "route local 0.0.0.0/0 dev lo
+//     table 100", so that a backend's reply routed back to the LB reaches HAProxy instead of
+//     being forwarded to the client (without it the connection fails, measured). No sysctl
+//     beyond netlab's (forwarding on, rp_filter off) is needed. Without a header the LB stays
+//     netlab's kernel DNAT, with or without MASQUERADE.
 //   - the backend: HAProxy in the backend Pod answering an HTTP request with the TCP peer it
 //     saw and the client the PROXY header named; with accept-proxy when the backend expects a
 //     header, so a connection without one is rejected the way a real PROXY-protocol backend
@@ -28,6 +34,11 @@
 //
 // A raw-table counter in the LB namespace says whether the client's SYN reached the LB at all
 // (Result.ReachedLB): with ipMode VIP kube-proxy answers on the node and the LB sees nothing.
+// Connect names the loop (FailureLoop) from a SYN-ACK the client Pod got from an address it
+// did not dial: with a kernel DNAT LB it answers the client's own SYN and the dial times out;
+// with a transparent HAProxy the client's connection to the LB succeeds, the LB's connection to
+// the backend (from the client's address, another port) is the one answered straight to the
+// client, and the client's request gets no answer.
 //
 // One control plane serves every lab of a test binary (Shared); labs that run at once each
 // have their own LB address (10.99.x.y) and Service, because every lab's kube-proxies watch

@@ -75,9 +75,16 @@ func backendConfig(listen netip.AddrPort, expect ProxyProtocol) string {
 }
 
 // lbConfig is the LB: HAProxy in TCP mode on the VIP, forwarding to target with the header
-// version send asks for. A TCP proxy always connects from its own address: source NAT.
-func lbConfig(listen, target netip.AddrPort, send ProxyProtocol) string {
+// version send asks for. A TCP proxy connects from its own address (source NAT) unless
+// transparent: then from the client's address, on an IP_TRANSPARENT socket ("usesrc
+// clientip": the client's address, a port of the kernel's choosing), which needs
+// transparentRouting in the LB namespace for the replies.
+func lbConfig(listen, target netip.AddrPort, send ProxyProtocol, transparent bool) string {
 	opt := map[ProxyProtocol]string{ProxyNone: "", ProxyV1: " send-proxy", ProxyV2: " send-proxy-v2"}[send]
+	source := ""
+	if transparent {
+		source = "  source 0.0.0.0 usesrc clientip\n"
+	}
 	return haproxyGlobal + fmt.Sprintf(`frontend lb
   mode tcp
   option tcplog
@@ -85,8 +92,29 @@ func lbConfig(listen, target netip.AddrPort, send ProxyProtocol) string {
   default_backend pods
 backend pods
   mode tcp
-  server target %s%s
-`, listen, target, opt)
+%s  server target %s%s
+`, listen, source, target, opt)
+}
+
+// transparentRouting is what a transparent proxy needs in its namespace so that the replies
+// to its connections, addressed to the client and routed back to this namespace, are
+// delivered to its socket instead of forwarded to the client: a mangle PREROUTING rule marks
+// every TCP packet that belongs to a local socket (the socket match), and marked packets look
+// up a table whose one route makes every address local. Only sysctls of the namespace are
+// involved, and none beyond netlab's (rp_filter off, forwarding on).
+func transparentRouting(ctx context.Context, ns string) error {
+	const rules = `*mangle
+:PROXYLAB-DIVERT - [0:0]
+-A PREROUTING -p tcp -m socket -j PROXYLAB-DIVERT
+-A PROXYLAB-DIVERT -j MARK --set-mark 1
+-A PROXYLAB-DIVERT -j ACCEPT
+COMMIT
+`
+	if _, err := netlab.RunIn(ctx, ns, rules, "iptables-restore", "-w", "--noflush"); err != nil {
+		return err
+	}
+	_, err := netlab.RunIn(ctx, ns, "rule add fwmark 1 lookup 100\nroute add local 0.0.0.0/0 dev lo table 100\n", "ip", "-batch", "-")
+	return err
 }
 
 // startHAProxy runs HAProxy with config in ns and waits until it listens on listen.

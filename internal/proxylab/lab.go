@@ -39,8 +39,16 @@ type Scenario struct {
 	Net netlab.Scenario
 	// LBProxy is the header the LB sends. ProxyNone keeps netlab's kernel DNAT (with
 	// LB.SourceNAT as given); v1 or v2 runs HAProxy in the LB namespace in TCP mode with
-	// send-proxy or send-proxy-v2, which connects from the LB's own address (source NAT).
+	// send-proxy or send-proxy-v2, which connects from the LB's own address (source NAT)
+	// unless LBTransparent.
 	LBProxy ProxyProtocol
+	// LBTransparent makes the HAProxy LB keep the client's source address: it connects to the
+	// backend from the client's address (source 0.0.0.0 usesrc clientip, an IP_TRANSPARENT
+	// socket), and the LB namespace gets the policy routing a transparent proxy needs so
+	// that replies routed back to it reach HAProxy (a mangle-table socket match marks them,
+	// fwmark 1 looks up table 100, which delivers everything locally). An LB that sends a
+	// PROXY header without source NAT. Needs LBProxy v1 or v2.
+	LBTransparent bool
 	// BackendExpects is the header the backend requires: HAProxy with accept-proxy when not
 	// ProxyNone. (Any version: HAProxy's accept-proxy takes both.)
 	BackendExpects ProxyProtocol
@@ -173,7 +181,10 @@ func (sc *Scenario) validate() error {
 		errs = append(errs, errors.New("Service.NodePort is allocated by the API server"))
 	}
 	if sc.LBProxy != ProxyNone && sc.Net.LB.SourceNAT {
-		errs = append(errs, errors.New("an HAProxy LB always connects from its own address: leave LB.SourceNAT false"))
+		errs = append(errs, errors.New("an HAProxy LB connects from its own address, or the client's with LBTransparent: leave LB.SourceNAT false"))
+	}
+	if sc.LBTransparent && sc.LBProxy == ProxyNone {
+		errs = append(errs, errors.New("LBTransparent is HAProxy's: it needs LBProxy v1 or v2"))
 	}
 	if sc.IPMode != corev1.LoadBalancerIPModeVIP && sc.IPMode != corev1.LoadBalancerIPModeProxy {
 		errs = append(errs, fmt.Errorf("ipMode %q", sc.IPMode))
@@ -274,7 +285,12 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 		if net.LB.Backend == netlab.BackendNodePort {
 			to = netip.AddrPortFrom(l.net.NodeAddr(net.LB.TargetNode), net.Service.NodePort)
 		}
-		if l.lb, err = startHAProxy(ctx, l.dir, "lb", l.net.LBNetns(), lbConfig(l.vip, to, sc.LBProxy), l.vip); err != nil {
+		if sc.LBTransparent {
+			if err := transparentRouting(ctx, l.net.LBNetns()); err != nil {
+				return err
+			}
+		}
+		if l.lb, err = startHAProxy(ctx, l.dir, "lb", l.net.LBNetns(), lbConfig(l.vip, to, sc.LBProxy, sc.LBTransparent), l.vip); err != nil {
 			return err
 		}
 	}
@@ -452,6 +468,13 @@ func (l *Lab) Connect(ctx context.Context) Result {
 		return res
 	}
 	switch {
+	case len(ev.Stray) > 0 && res.Failure == FailureClosed:
+		// The client's connection was accepted (by a proxy LB), then nothing came back: the
+		// LB's own connection to the backend, made from the client's address, got its reply
+		// short-circuited to the client, which the SYN-ACK to a port the client never used
+		// shows.
+		res.Failure = FailureLoop
+		res.Detail = "the LB accepted the connection; its connection to the backend, from the client's address, was answered straight to the client"
 	case res.Failure != "":
 	case len(ev.Stray) > 0:
 		res.Failure = FailureLoop
@@ -480,6 +503,7 @@ func (l *Lab) Connect(ctx context.Context) Result {
 	for _, s := range ev.Stray {
 		res.Detail += fmt.Sprintf("; SYN-ACK from %s (%v) instead of %s", s, l.net.Whose(s.Addr()), l.vip)
 	}
+	res.Detail = strings.TrimPrefix(res.Detail, "; ")
 	return res
 }
 

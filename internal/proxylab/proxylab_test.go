@@ -45,9 +45,16 @@ func scenario(kp string, mode Mode, ipMode corev1.LoadBalancerIPMode, backendNod
 	}
 }
 
-// TestBothDirections is the three cases of the failure in both directions, in both modes: a
+func transparent(sc Scenario) Scenario {
+	sc.LBTransparent = true
+	return sc
+}
+
+// TestBothDirections is the cases of the failure in both directions, in both modes: a
 // PROXY-protocol backend behind an intercepting node (no header: rejected), the same through
-// the LB (works, the header names the client), and the loop (no SNAT, same node).
+// the LB (works, the header names the client), and the loop (no SNAT, same node), with a
+// kernel-DNAT LB and with a transparent HAProxy that sends a header (on another node it
+// works, the client's address both as the TCP peer and in the header).
 func TestBothDirections(t *testing.T) {
 	kp := require(t)
 	for _, mode := range []Mode{ModeIPTables, ModeNFTables} {
@@ -65,6 +72,14 @@ func TestBothDirections(t *testing.T) {
 						return r.Connected && r.ReachedLB && r.PeerOrigin.Kind == netlab.OriginLB && r.HeaderSourceOrigin == netlab.Origin{Kind: netlab.OriginPod, Name: "client"}
 					}},
 				{"proxy/no-snat/same-node/loops", scenario(kp, mode, corev1.LoadBalancerIPModeProxy, "n1", ProxyNone),
+					func(r Result) bool { return r.Failure == FailureLoop && r.ReachedLB }},
+				// A PROXY header without source NAT: HAProxy as a transparent proxy.
+				{"proxy/transparent/other-node/works", transparent(scenario(kp, mode, corev1.LoadBalancerIPModeProxy, "n2", ProxyV2)),
+					func(r Result) bool {
+						client := netlab.Origin{Kind: netlab.OriginPod, Name: "client"}
+						return r.Connected && r.ReachedLB && r.PeerOrigin == client && r.HeaderSourceOrigin == client
+					}},
+				{"proxy/transparent/same-node/loops", transparent(scenario(kp, mode, corev1.LoadBalancerIPModeProxy, "n1", ProxyV1)),
 					func(r Result) bool { return r.Failure == FailureLoop && r.ReachedLB }},
 			}
 			for _, c := range cases {
