@@ -329,7 +329,15 @@ func (a *Assessment) nodePortSource(e *Exposure, s SourceAddress) SourceAddress 
 	a.Reasons = append(a.Reasons, reasonNodePortSource)
 	s.Kind = SourceNode
 	if s.ClientIP == ClientIPKept {
-		s.ClientIP = ClientIPLost
+		// The masquerade rewrites the packet's source, not the stream: a PROXY header the LB
+		// sends still names the client (measured with the real kube-proxy and a transparent
+		// HAProxy, internal/dataplane).
+		switch {
+		case e.Layer == Layer4 && e.dependence().ProxyHeader == Yes && e.Protocols&(UDP|SCTP) == 0:
+			s.ClientIP = ClientIPProxyProtocol
+		default:
+			s.ClientIP = ClientIPLost
+		}
 	}
 	return s
 }

@@ -1,10 +1,8 @@
 package dataplane
 
 import (
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
-	"github.com/loopguard/loopguard/internal/proxylab"
 )
 
 // modelGap is a place where the kernel shows the core model wrong. The cases it covers are
@@ -55,22 +53,9 @@ type realGap struct {
 
 // knownRealGaps lists the model's known disagreements with the real kube-proxy and HAProxy.
 var knownRealGaps = []realGap{
-	{
-		name: "nodeport-masquerade-loses-proxy-header",
-		covers: func(c *rcase) bool {
-			return c.ipMode == corev1.LoadBalancerIPModeProxy && !c.lbSNAT && c.binding == bindNodePortCluster &&
-				c.place == lbPicksOtherNode && c.expects != proxylab.ProxyNone
-		},
-		disagrees: disagreement{"header", "none (client IP lost)", string(core.SourceClientPod)},
-		evidence: "an LB that keeps the client's source and sends a PROXY header (HAProxy, usesrc clientip) to " +
-			"NodePorts under externalTrafficPolicy Cluster, the backend on another node than the client: the " +
-			"connection works, the backend's TCP peer is the node's address (kube-proxy's NodePort masquerade, " +
-			"10.244.2.1 on n2's bridge) and the header names the client Pod (10.244.1.2), in both modes and for " +
-			"v1 and v2; Assess says Source {node-address, lost}",
-		proposal: "core.Assessment.nodePortSource: when the LB does not replace the source (ClientIPKept) but " +
-			"sends a PROXY header (Exposure.ProxyProtocol Yes, TCP) the masquerade leaves the client's address " +
-			"in the header: ClientIPProxyProtocol (X-Forwarded-For at layer 7), not ClientIPLost",
-	},
+	// nodeport-masquerade-loses-proxy-header, found by this lab: the NodePort masquerade was
+	// modelled as losing the client's address even when a PROXY header carries it. Fixed in
+	// core's nodePortSource; the cases now agree.
 }
 
 func realGapFor(c *rcase) *realGap {
