@@ -30,10 +30,10 @@ func main() {
 var skipReasonRE = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: (.*)$`)
 
 // isSummaryLine: the dataplane tests' summaries, "dataplane: N scenarios, ..." and
-// "dataplane (kube-proxy v1.37.2 iptables): N scenarios, ...", printed whatever the test's
-// outcome.
+// "dataplane (kube-proxy v1.37.2 iptables): N scenarios, ...", and the reliability
+// campaign's "reliability: N reconciles, ...", printed whatever the test's outcome.
 func isSummaryLine(s string) bool {
-	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (")
+	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (") || strings.HasPrefix(s, "reliability: ")
 }
 
 func summarize(in io.Reader, out io.Writer) int {

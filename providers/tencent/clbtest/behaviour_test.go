@@ -380,6 +380,28 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("a dropped answer after an accepted write", func(t *testing.T) {
+		srv := start(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}})
+		seedLB(t, srv, "lb-a")
+		c := client(t, srv)
+		srv.InjectFault("ModifyListener", 1, clbtest.DropFault())
+		_, err := modify(t, c, "lb-a", "lb-a-tcp", enableSNAT)
+		if got := codeOf(t, err); got != "ClientError.NetworkError" {
+			t.Fatalf("dropped write: %v (code %q), want ClientError.NetworkError", err, got)
+		}
+		if !snatOn(describeListener(t, c, "lb-a", "lb-a-tcp")) {
+			t.Error("the write whose answer was dropped was not applied")
+		}
+		writes := srv.Writes()
+		if len(writes) != 1 || !writes[0].Dropped || writes[0].Action != "ModifyListener" {
+			t.Errorf("writes %+v, want the one dropped ModifyListener", writes)
+		}
+		// The next call is answered: the fault was used up.
+		if _, err := modify(t, c, "lb-a", "lb-a-tcp", enableSNAT); err != nil {
+			t.Errorf("after the drop: %v", err)
+		}
+	})
+
 	t.Run("any action, until cleared, after the signature", func(t *testing.T) {
 		srv := start(t, nil)
 		seedLB(t, srv, "lb-a")

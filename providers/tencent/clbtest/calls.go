@@ -24,6 +24,9 @@ type Call struct {
 	ErrorCode string
 	// HTTPStatus is 200 unless a fault injected another status.
 	HTTPStatus int
+	// Dropped is true when a Drop fault closed the connection instead of answering: the
+	// call ran (a write among them was accepted) but the client got no answer.
+	Dropped bool
 }
 
 // Param returns one parameter, or "".
@@ -42,7 +45,8 @@ func (s *Server) Calls() []Call {
 }
 
 // Writes returns the write calls the server accepted (each started a task; a task can
-// still fail). An idempotent second run of a provider should add none.
+// still fail), including those whose answer a Drop fault kept from the client. An
+// idempotent second run of a provider should add none.
 func (s *Server) Writes() []Call {
 	return slices.DeleteFunc(s.Calls(), func(c Call) bool {
 		return !c.Write || c.ErrorCode != "" || c.HTTPStatus != 200

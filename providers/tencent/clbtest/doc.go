@@ -48,7 +48,8 @@
 //
 // Seed state with AddLoadBalancer and AddListener, read it back with Snapshot, Listener
 // and Task, script misbehaviour with InjectFault (throttling and its sub-codes, any error
-// code, HTTP 5xx with a JSON or non-JSON body, latency, failed tasks), drive time with a
+// code, HTTP 5xx with a JSON or non-JSON body, latency, failed tasks, an answer dropped
+// after the call ran), drive time with a
 // ManualClock, and assert on
 // Calls and Writes (for example that a second, idempotent run wrote nothing).
 //

@@ -35,6 +35,12 @@ type Fault struct {
 	// FailTask makes a write succeed synchronously and its task end with Status 1 and
 	// this message; nothing is applied. It has no effect on read actions.
 	FailTask string
+	// Drop runs the call to the end, as it would without the fault (a write is accepted and
+	// its task started), and then closes the connection without sending the answer, as a
+	// dropped connection or a proxy timing out does. The SDK reports
+	// ClientError.NetworkError; the client cannot tell whether the write happened. The call
+	// is recorded with Dropped set. It applies only when no other field answers instead.
+	Drop bool
 }
 
 // ErrorFault answers with an API error code.
@@ -57,6 +63,9 @@ func HTTPFault(status int) Fault { return Fault{HTTPStatus: status} }
 
 // DelayFault waits d before answering normally.
 func DelayFault(d time.Duration) Fault { return Fault{Delay: d} }
+
+// DropFault answers nothing: the call runs, then the connection is closed (see Fault.Drop).
+func DropFault() Fault { return Fault{Drop: true} }
 
 // FailedTaskFault makes the next writes' tasks fail with message.
 func FailedTaskFault(message string) Fault { return Fault{FailTask: message} }

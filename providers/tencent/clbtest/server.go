@@ -206,6 +206,7 @@ type request struct {
 	requestID string
 	now       time.Time
 	fault     *Fault
+	drop      bool // a Drop fault: serve, then close the connection unanswered
 }
 
 // ServeHTTP answers one API 3.0 call. Every answer is HTTP 200 with a JSON body
@@ -220,6 +221,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := Call{Time: req.now, Action: req.action, Region: req.region, RequestID: req.requestID, Write: writeActions[req.action], HTTPStatus: http.StatusOK}
 
 	result, apiErr, fault := s.serve(r, req, &call)
+	if req.drop {
+		call.Dropped = true
+		if apiErr != nil {
+			call.ErrorCode = apiErr.Code
+		}
+		s.record(call)
+		dropConnection(w)
+		return
+	}
 	switch {
 	case fault != nil:
 		call.HTTPStatus = fault.HTTPStatus
@@ -242,11 +252,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"Response": result})
 	}
 
+	s.record(call)
+}
+
+func (s *Server) record(call Call) {
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	s.log.Debug("clbtest call", "action", call.Action, "region", call.Region, "secret_id", call.SecretID,
-		"request_id", call.RequestID, "code", call.ErrorCode, "http_status", call.HTTPStatus)
+		"request_id", call.RequestID, "code", call.ErrorCode, "http_status", call.HTTPStatus, "dropped", call.Dropped)
+}
+
+// dropConnection closes the client's connection without an answer. Where the connection
+// cannot be taken over (a ResponseWriter without http.Hijacker), the handler aborts, which
+// net/http's server also answers by closing the connection.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -323,6 +350,8 @@ func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiErro
 			return nil, &apiError{Code: fault.Code, Message: fault.Message}, nil
 		case fault.FailTask != "":
 			req.fault = fault
+		case fault.Drop:
+			req.drop = true
 		}
 	}
 
