@@ -31,6 +31,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/internal/apiserver"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 	"github.com/loopguard/loopguard/providers/tencent"
@@ -414,7 +415,7 @@ func (c *campaign) input(inc *incarnation, it *item) (runtime.Object, *core.Clus
 		if u == nil {
 			return nil, nil, fmt.Errorf("%s does not exist", it.key)
 		}
-		if obj, err = core.TypedFromUnstructured(u); err != nil {
+		if obj, err = dialect.TypedFromUnstructured(u); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -453,7 +454,7 @@ func (c *campaign) reconciler(inc *incarnation, it *item) (*core.Reconciler, err
 			if err != nil || u == nil {
 				return nil, fmt.Errorf("read %s: %v", it.key, err)
 			}
-			if svc, err = core.TypedFromUnstructured(u); err != nil {
+			if svc, err = dialect.TypedFromUnstructured(u); err != nil {
 				return nil, err
 			}
 		}
@@ -683,7 +684,7 @@ func (c *campaign) final() {
 			if it.manifest != nil {
 				u, err := inc.writer.Get(inc.ctx, it.key)
 				c.must(err)
-				live, err = core.TypedFromUnstructured(u)
+				live, err = dialect.TypedFromUnstructured(u)
 				c.must(err)
 			}
 			res, err := core.Evaluate(r.Provider().Dialect(), live, cl, it.policy)

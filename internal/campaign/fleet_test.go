@@ -203,7 +203,7 @@ func vkePlacement(ns, svc string) []runtime.Object {
 	yes := true
 	var out []runtime.Object
 	for _, n := range []string{"vke-a", "vke-b", "vke-c"} {
-		out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{core.LabelHostname: n}}})
+		out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{corev1.LabelHostname: n}}})
 	}
 	pod := func(name, node string, labels map[string]string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
