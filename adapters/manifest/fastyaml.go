@@ -111,20 +111,41 @@ func (p *fastParser) text() []byte { return p.lines[p.i][p.col:] }
 
 func isSeqItem(t []byte) bool { return len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ') }
 
+// manyKeys is how many keys of one mapping are checked for duplicates by a scan before a set
+// takes over.
+const manyKeys = 32
+
 // mapping reads a block mapping whose keys sit at column ind.
 func (p *fastParser) mapping(ind int) bool {
 	p.out = append(p.out, '{')
 	// This mapping's keys sit on a stack shared by all mappings, for the duplicate check.
 	base := len(p.keys)
 	defer func() { p.keys = p.keys[:base] }()
+	// A mapping with many keys (a hostile or generated document) checks them in a set:
+	// scanning the stack for each key would take time quadratic in their number.
+	var seen map[string]struct{}
 	for first := true; ; first = false {
 		key, rest, ok := splitKey(p.text())
 		if !ok {
 			return false
 		}
-		for _, k := range p.keys[base:] {
-			if bytes.Equal(k, key) {
+		if seen != nil {
+			if _, dup := seen[string(key)]; dup {
 				return false
+			}
+			seen[string(key)] = struct{}{}
+		} else {
+			for _, k := range p.keys[base:] {
+				if bytes.Equal(k, key) {
+					return false
+				}
+			}
+			if len(p.keys)-base == manyKeys {
+				seen = make(map[string]struct{}, 4*manyKeys)
+				for _, k := range p.keys[base:] {
+					seen[string(k)] = struct{}{}
+				}
+				seen[string(key)] = struct{}{}
 			}
 		}
 		p.keys = append(p.keys, key)

@@ -174,6 +174,52 @@ type Reader struct {
 	Stdin io.Reader
 	// Workers is how many documents are decoded at once; 0 means GOMAXPROCS.
 	Workers int
+	// MaxInputBytes bounds each file and standard input; a larger one is an error naming it,
+	// and the other inputs are still read. 0 means DefaultMaxInputBytes, a negative value no
+	// limit.
+	MaxInputBytes int64
+}
+
+// DefaultMaxInputBytes is the default Reader.MaxInputBytes: 32 MiB, about 60,000 Services as
+// kubectl prints them, which decode in a few seconds and about half a gigabyte of memory.
+// Reading a larger input whole could exhaust a small machine's memory.
+const DefaultMaxInputBytes = 32 << 20
+
+func (r *Reader) maxInput() int64 {
+	switch {
+	case r.MaxInputBytes == 0:
+		return DefaultMaxInputBytes
+	case r.MaxInputBytes < 0:
+		return -1
+	}
+	return r.MaxInputBytes
+}
+
+// tooLarge is the error for an input over the limit.
+func tooLarge(name string, size, limit int64) error {
+	what := "the file"
+	if name == "-" {
+		what = "standard input"
+	}
+	how := "more than"
+	if size > limit+1 {
+		how = fmt.Sprintf("%d MiB, more than", size>>20)
+	}
+	return &Error{Source: Source{Name: name}, Err: fmt.Errorf("%s is too large to read: it holds %s the limit of %d MiB; split it into smaller files (kubectl get -n NAMESPACE, one kind at a time)", what, how, limit>>20)}
+}
+
+// readLimited reads all of in, or fails when it holds more than limit bytes (limit < 0: no
+// limit) without reading more than one byte past it.
+func readLimited(in io.Reader, limit int64) ([]byte, bool, error) {
+	if limit < 0 {
+		b, err := io.ReadAll(in)
+		return b, false, err
+	}
+	b, err := io.ReadAll(io.LimitReader(in, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	return b, int64(len(b)) > limit, nil
 }
 
 type input struct {
@@ -200,9 +246,14 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 			if in == nil {
 				in = os.Stdin
 			}
-			data, err := io.ReadAll(in)
+			data, over, err := readLimited(in, r.maxInput())
 			if err != nil {
 				errs = append(errs, &Error{Source: Source{Name: "-"}, Err: err})
+				failed[pi] = true
+				continue
+			}
+			if over {
+				errs = append(errs, tooLarge("-", r.maxInput()+1, r.maxInput()))
 				failed[pi] = true
 				continue
 			}
@@ -216,7 +267,19 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 			failed[pi] = true
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			if limit := r.maxInput(); limit >= 0 {
+				if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+					errs = append(errs, tooLarge(f, st.Size(), limit))
+					failed[pi] = true
+					continue
+				}
+			}
+			data, err := readFile(f, r.maxInput())
+			if errors.Is(err, errTooLarge) {
+				errs = append(errs, tooLarge(f, r.maxInput()+1, r.maxInput()))
+				failed[pi] = true
+				continue
+			}
 			if err != nil {
 				errs = append(errs, &Error{Source: Source{Name: f}, Err: err})
 				failed[pi] = true
@@ -255,6 +318,26 @@ func (r *Reader) Read(paths ...string) (*Set, []error) {
 		errs = append(errs, &Error{Source: Source{Name: p}, Err: errors.New(why)})
 	}
 	return set, errs
+}
+
+var errTooLarge = errors.New("too large")
+
+// readFile reads a file of at most limit bytes (limit < 0: any size); a larger one, such as a
+// named pipe that keeps writing, is errTooLarge.
+func readFile(name string, limit int64) ([]byte, error) {
+	if limit < 0 {
+		return os.ReadFile(name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, over, err := readLimited(f, limit)
+	if err == nil && over {
+		err = errTooLarge
+	}
+	return b, err
 }
 
 // expand lists a file, or the YAML and JSON files under a folder in lexical order, skipping
@@ -789,11 +872,28 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 			return nil, nil, out
 		}
 	}
-	if m, ok := obj.(metav1.Object); ok && m.GetNamespace() == "" && !clusterScoped[gvk.Kind] {
-		m.SetNamespace(DefaultNamespace)
+	if m, ok := obj.(metav1.Object); ok {
+		if n := annotationBytes(m.GetAnnotations()); n > MaxAnnotationBytes {
+			return fail("metadata.annotations", fmt.Errorf("the annotations total %d bytes, more than the %d (256 KiB) Kubernetes allows: the API server would refuse this object", n, MaxAnnotationBytes))
+		}
+		if m.GetNamespace() == "" && !clusterScoped[gvk.Kind] {
+			m.SetNamespace(DefaultNamespace)
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return &Object{Object: obj, Source: src, doc: d.data, base: d.line, prefix: prefix}, nil, nil
+}
+
+// MaxAnnotationBytes is the most an object's annotations may hold, keys and values together:
+// the API server's limit (k8s.io/apimachinery/pkg/api/validation TotalAnnotationSizeLimitB).
+const MaxAnnotationBytes = 256 << 10
+
+func annotationBytes(a map[string]string) int {
+	n := 0
+	for k, v := range a {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // strictErrors turns the strict decoder's unknown- and duplicate-field errors into one Error

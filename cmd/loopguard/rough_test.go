@@ -69,11 +69,20 @@ metadata:
   name: big
   namespace: shop
   annotations:
-    service.beta.kubernetes.io/volcengine-loadbalancer-ip-mode: "` + strings.Repeat("x", 300*1024) + `"
+    service.beta.kubernetes.io/volcengine-loadbalancer-ip-mode: "` + strings.Repeat("x", 200*1024) + `"
 spec:
   type: LoadBalancer
   ports:
   - port: 80
+`,
+		"huge-annotation.yaml": `apiVersion: v1
+kind: Service
+metadata:
+  name: huge
+  namespace: shop
+  annotations:
+    example.com/blob: ` + strings.Repeat("x", 1<<20) + `
+spec: {type: LoadBalancer, ports: [{port: 80}]}
 `,
 		"empty.yaml":           "# nothing here\n",
 		"empty-folder/.keep":   "",
@@ -143,8 +152,21 @@ colour: blue
 		if code != exitInput {
 			t.Errorf("exit %d, want %d", code, exitInput)
 		}
-		if len(stderr) > 2000 || !strings.Contains(stderr, "… (307200 bytes)") || !strings.Contains(stderr, `supported values: "VIP", "Proxy"`) {
+		if len(stderr) > 2000 || !strings.Contains(stderr, "… (204800 bytes)") || !strings.Contains(stderr, `supported values: "VIP", "Proxy"`) {
 			t.Errorf("stderr is %d bytes: %.600s", len(stderr), stderr)
+		}
+	})
+
+	t.Run("a 1 MB annotation is refused as the API server would, the other objects assessed", func(t *testing.T) {
+		stdout, stderr, code := runCLI(t, "", "assess", "-f", at("huge-annotation.yaml"), "-f", "examples/manifests")
+		if code != exitInput {
+			t.Errorf("exit %d, want %d", code, exitInput)
+		}
+		if len(stderr) > 2000 || !strings.Contains(stderr, "huge-annotation.yaml:6: Service shop/huge: metadata.annotations: the annotations total 1048592 bytes") {
+			t.Errorf("stderr is %d bytes: %.600s", len(stderr), stderr)
+		}
+		if !strings.Contains(stdout, "checkout") {
+			t.Errorf("the other objects were not assessed:\n%.2000s", stdout)
 		}
 	})
 

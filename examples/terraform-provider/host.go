@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,6 +193,14 @@ func (h *host) probeTencent(ctx context.Context, c *clb.Client) terraform.Diagno
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &sdk) && sdk.GetCode() == "UnsupportedRegion":
+		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "region",
+			Summary: "Tencent Cloud's CLB API does not serve region " + strconv.Quote(h.cfg.region),
+			Detail:  "Check region (ap-guangzhou, ap-shanghai, ...). The cloud said: " + sdk.GetMessage() + "\nNothing was planned or written."}}
+	case errors.As(err, &sdk) && sdk.GetCode() == "AuthFailure.UnauthorizedOperation":
+		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
+			Summary: "the credentials lack the CAM permission for clb:DescribeLoadBalancers",
+			Detail:  "Grant the sub-account or role the CAM actions listed in docs/permissions.md. The cloud said: " + sdk.GetMessage() + "\nNothing was planned or written."}}
 	case errors.As(err, &sdk) && strings.HasPrefix(sdk.GetCode(), "AuthFailure"):
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "Tencent Cloud refused the credentials (" + sdk.GetCode() + ")",
@@ -229,6 +238,14 @@ func (h *host) probeVolcengine(ctx context.Context, c *volcclb.CLB) terraform.Di
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &rf) && rf.Code() == "InvalidRegion":
+		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "region",
+			Summary: "Volcengine's CLB API does not serve region " + strconv.Quote(h.cfg.region),
+			Detail:  "Check region (cn-beijing, cn-shanghai, ...). The cloud said: " + firstLine(rf.Message()) + "\nNothing was planned or written."}}
+	case errors.As(err, &rf) && rf.StatusCode() == http.StatusForbidden:
+		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
+			Summary: "the credentials lack the IAM permission for clb:DescribeLoadBalancers (" + rf.Code() + ")",
+			Detail:  "Grant the user or role the IAM actions listed in docs/permissions.md. The cloud said: " + firstLine(rf.Message()) + "\nNothing was planned or written."}}
 	case errors.As(err, &rf) && (rf.StatusCode() == http.StatusUnauthorized || rf.StatusCode() == http.StatusForbidden):
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "Volcengine refused the credentials (" + rf.Code() + ")",

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -146,6 +147,9 @@ type clbCaller struct {
 	perAction map[string]float64
 	mu        sync.Mutex
 	limiters  map[string]*rate.Limiter
+
+	// taskReadable is set once DescribeTaskStatus is known to be allowed (checkTaskReadable).
+	taskReadable atomic.Bool
 }
 
 func newCLBCaller(api CLBAPI, o *DriverOptions, log hclog.Logger) (*clbCaller, error) {
@@ -311,13 +315,15 @@ func authHint(code, action string) string {
 	case "AuthFailure.SecretIdNotFound", "AuthFailure.InvalidSecretId":
 		return "the SecretId is not known to Tencent Cloud: check the credential's SecretId"
 	case "AuthFailure.SignatureFailure":
-		return "the signature does not match: check the SecretKey that goes with the SecretId"
+		return "the signature does not match: check the SecretKey that goes with the SecretId, and that requests are signed for the clb service"
 	case "AuthFailure.SignatureExpire":
 		return "the request's timestamp is too far from Tencent Cloud's clock: check this machine's time"
 	case "AuthFailure.TokenFailure":
 		return "the temporary credential's token is invalid or expired: renew it"
 	case "AuthFailure.MFAFailure", "AuthFailure.InvalidAuthorization":
 		return "the Authorization header was refused: check the credentials and the region"
+	case "UnsupportedRegion":
+		return "the CLB API does not serve the client's region: check the region the client is configured with (ap-guangzhou, ap-shanghai, ...)"
 	case "AuthFailure.UnauthorizedOperation":
 		return "the credentials lack the CAM permission for clb:" + action + ": grant it to the sub-account or role"
 	}
@@ -374,6 +380,36 @@ func (c *clbCaller) describeListeners(ctx context.Context, lbID string, ids []st
 			return out, nil
 		}
 	}
+}
+
+// probeTaskID is a task ID no write ever gets; asking for it only shows whether the
+// credentials may call DescribeTaskStatus.
+const probeTaskID = "00000000-0000-0000-0000-000000000000"
+
+// checkTaskReadable makes sure, before the first write, that the credentials may also call
+// DescribeTaskStatus: a write whose task cannot be waited for would be left unverified, and
+// the writes after it undone. Only a refusal of the credentials or of the CAM permission is
+// an error (core.ErrUnauthenticated, naming clb:DescribeTaskStatus); any other answer, such as
+// the unknown task's InvalidParameter, means the call is allowed and is not asked again.
+func (c *clbCaller) checkTaskReadable(ctx context.Context, target string) error {
+	if c.taskReadable.Load() {
+		return nil
+	}
+	err := c.do(ctx, "DescribeTaskStatus", "(permission check)", func(ctx context.Context) error {
+		req := clb.NewDescribeTaskStatusRequest()
+		req.TaskId = common.StringPtr(probeTaskID)
+		_, err := c.api.DescribeTaskStatusWithContext(ctx, req)
+		return err
+	})
+	if errors.Is(err, core.ErrUnauthenticated) {
+		return fmt.Errorf("nothing was written to clb %s: %w", target, err)
+	}
+	var retry *core.RetryError
+	if errors.As(err, &retry) || ctx.Err() != nil {
+		return err
+	}
+	c.taskReadable.Store(true)
+	return nil
 }
 
 // maxListenerIDs is DescribeListeners' limit on ListenerIds.

@@ -28,6 +28,18 @@ const (
 	ModeDirect DriverMode = "direct"
 )
 
+// CAMActions are the Tencent Cloud CAM actions a driver in mode calls, for a sub-account's or
+// role's policy (docs/permissions.md): none in ModeServiceConfig, where TKE's own controllers
+// call the CLB API with their own role; in ModeDirect the listener read, the listener write
+// and the write's task poll. A missing one is a core.ErrUnauthenticated naming it, before
+// anything is written.
+func CAMActions(mode DriverMode) []string {
+	if mode == ModeDirect {
+		return []string{"clb:DescribeListeners", "clb:ModifyListener", "clb:DescribeTaskStatus"}
+	}
+	return nil
+}
+
 // Defaults of DriverOptions.
 const (
 	// DefaultRateLimit is CLB's default frequency limit per API action (docs/sources.md#tke-clb-api,

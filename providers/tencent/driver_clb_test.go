@@ -548,14 +548,19 @@ func TestDirectAuthenticationErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		id, key string
 		skew    time.Duration
-		want    string
+		// region, when set, is the client's region (the server serves DefaultRegion only);
+		// service, when set, is the service the client's requests are signed for.
+		region, service string
+		want            string
 	}{
 		"wrong key":         {id: clbtest.DefaultSecretID, key: "not-the-key-0123456789", want: "check the SecretKey"},
 		"unknown id":        {id: "AKIDnobody0000000000", key: clbtest.DefaultSecretKey, want: "check the credential's SecretId"},
 		"expired timestamp": {id: clbtest.DefaultSecretID, key: clbtest.DefaultSecretKey, skew: 10 * time.Minute, want: "check this machine's time"},
+		"wrong region":      {id: clbtest.DefaultSecretID, key: clbtest.DefaultSecretKey, region: "ap-nowhere-1", want: "check the region"},
+		"wrong service":     {id: clbtest.DefaultSecretID, key: clbtest.DefaultSecretKey, service: "cvm", want: "signed for the clb service"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}}
+			opts := &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, Regions: []string{clbtest.DefaultRegion}}
 			if tc.skew != 0 {
 				clock := clbtest.NewManualClock(time.Now().Add(tc.skew))
 				opts.Now = clock.Now
@@ -563,6 +568,12 @@ func TestDirectAuthenticationErrors(t *testing.T) {
 			cl := startCloud(t, opts)
 			cl.seedLB(t, lbID, "TCP/80")
 			client := sdkClient(t, cl.srv, tc.id, tc.key)
+			if tc.region != "" {
+				client = sdkClientIn(t, cl.srv, tc.id, tc.key, tc.region)
+			}
+			if tc.service != "" {
+				client.WithHttpTransport(signedFor(tc.service))
+			}
 			drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client}))
 			svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
 			_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))

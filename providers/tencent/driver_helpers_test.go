@@ -3,6 +3,7 @@ package tencent_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,14 +183,31 @@ func startCloud(t testing.TB, o *clbtest.Options) *cloud {
 
 func sdkClient(t testing.TB, srv *clbtest.Server, id, key string) *clb.Client {
 	t.Helper()
+	return sdkClientIn(t, srv, id, key, clbtest.DefaultRegion)
+}
+
+// sdkClientIn is sdkClient for another region.
+func sdkClientIn(t testing.TB, srv *clbtest.Server, id, key, region string) *clb.Client {
+	t.Helper()
 	cpf := profile.NewClientProfile()
 	cpf.HttpProfile.Endpoint = srv.Endpoint()
 	cpf.HttpProfile.Scheme = "HTTP"
-	c, err := clb.NewClient(common.NewCredential(id, key), clbtest.DefaultRegion, cpf)
+	c, err := clb.NewClient(common.NewCredential(id, key), region, cpf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// signedFor is a transport that rewrites the credential scope of each request to another
+// service, as a client built for that service's API would sign: the SDK's CLB client always
+// signs for clb, so this is the only way to send what a misconfigured caller would.
+type signedFor string
+
+func (s signedFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "/clb/tc3_request", "/"+string(s)+"/tc3_request", 1))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // seedLB adds a private CLB with listeners ("TCP/80", "HTTP/80") named lbl-<proto><port>.

@@ -319,7 +319,9 @@ func (pr *planning) liveObject(ctx context.Context) (runtime.Object, error) {
 }
 
 // ApplyCloud makes one direct-mode change: it reads the listener (already on is success with
-// nothing written), writes the attribute with ModifyListener, waits for the write's task with
+// nothing written), checks once per driver that the credentials may call DescribeTaskStatus
+// (so a missing CAM permission stops it before the first write), writes the attribute with
+// ModifyListener, waits for the write's task with
 // DescribeTaskStatus, and reads the listener back. A refusal by the cloud (docs/sources.md#tke-clb-api) is a
 // *core.AllowlistError wrapping the cloud's error (a Reconciler with a core.CapabilityCache
 // remembers it). A busy or throttling CLB is retried with backoff and, past the budget, is a
@@ -345,6 +347,9 @@ func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyRes
 	if w.satisfied(l) {
 		log.Debug("listener already set")
 		return none, nil
+	}
+	if err := d.clb.checkTaskReadable(ctx, w.target()); err != nil {
+		return none, err
 	}
 	taskID, err := d.clb.modifyListener(ctx, w)
 	if err != nil {

@@ -29,13 +29,21 @@ type CLBAPI interface {
 
 var _ CLBAPI = (*clb.CLB)(nil)
 
+// CLBReaderIAMActions are the Volcengine IAM actions a CLBReader calls, for the policy of the
+// user or role whose key pair it is given (docs/permissions.md): reads only. The driver
+// itself calls no cloud API; it writes the Service's annotations through the cluster.
+func CLBReaderIAMActions() []string {
+	return []string{"clb:DescribeLoadBalancers", "clb:DescribeListeners", "clb:DescribeListenerAttributes"}
+}
+
 // CLBReaderOptions tune a CLBReader; nil means the defaults.
 type CLBReaderOptions struct {
 	// PageSize for DescribeListeners (1-100, the API's range); default 100.
 	PageSize int
 	// RetryDelay is what a RetryError suggests after throttling or a 5xx; default 5 s.
 	RetryDelay time.Duration
-	// Logger defaults to a null logger. Credentials never reach it: the reader never sees them.
+	// Logger defaults to a null logger. Credentials never reach it: the reader never sends
+	// them itself (it reads the SDK client's only to keep them out of error texts).
 	Logger hclog.Logger
 }
 
@@ -47,6 +55,7 @@ type CLBReaderOptions struct {
 // It is safe for concurrent use when the client is (the SDK's is).
 type CLBReader struct {
 	client   CLBAPI
+	secrets  []string
 	pageSize int64
 	retry    time.Duration
 	log      hclog.Logger
@@ -67,7 +76,80 @@ func NewCLBReader(client CLBAPI, opts *CLBReaderOptions) *CLBReader {
 		}
 	}
 	r.log = r.log.Named("volcengine-clb")
+	if c, ok := client.(*clb.CLB); ok && c.Config.Credentials != nil {
+		// Only to keep the key pair out of error texts: the reader never sends it itself.
+		if v, err := c.Config.Credentials.Get(); err == nil {
+			r.secrets = []string{v.SecretAccessKey, v.SessionToken, v.AccessKeyID}
+		}
+	}
 	return r
+}
+
+// redact removes the client's access key pair and session token from a text.
+func (r *CLBReader) redact(s string) string {
+	for _, secret := range r.secrets {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
+}
+
+// AuthError is a call the cloud refused for its credentials, its signature, its region or an
+// IAM permission. It matches core.ErrUnauthenticated, its text says what to check and never
+// holds the key pair, and the SDK's volcengineerr.RequestFailure is reachable with errors.As.
+type AuthError struct {
+	// Action is the API action ("DescribeListeners"), Code the cloud's error code.
+	Action, Code string
+	// Hint says what to check.
+	Hint string
+	msg  string
+	err  error
+}
+
+func (e *AuthError) Error() string {
+	return "volcengine clb " + e.Action + ": " + e.Code + ": " + e.msg + " (" + e.Hint + ")"
+}
+
+// Unwrap returns the SDK's error.
+func (e *AuthError) Unwrap() error { return e.err }
+
+// Is makes an AuthError match core.ErrUnauthenticated.
+func (e *AuthError) Is(target error) bool { return target == core.ErrUnauthenticated }
+
+// authHint says what to check for the gateway's authentication and authorization codes
+// (Volcengine's common error codes, docs/sources.md#vke), or "" for any other code.
+func authHint(code string, status int, action string) string {
+	switch code {
+	case "InvalidAccessKey":
+		return "the AccessKeyId is not known to Volcengine: check the access key ID"
+	case "SignatureDoesNotMatch":
+		return "the signature does not match: check the SecretAccessKey that goes with the access key ID"
+	case "InvalidTimestamp":
+		return "the request's X-Date is too far from Volcengine's clock: check this machine's time"
+	case "ServiceNotFound":
+		return "the request is signed for another service: the client must sign for the clb service"
+	case "InvalidRegion":
+		return "the API does not serve the client's region: check the region the client is configured with (cn-beijing, cn-shanghai, ...)"
+	case "MissingAuthenticationToken", "MissingSignature", "InvalidAuthorization", "InvalidCredential":
+		return "the Authorization header was refused: check the access key pair and the region the client is configured with"
+	case "AccessDenied", "Forbidden", "NoPermission":
+		return "the credentials lack the IAM permission for clb:" + action + ": grant it to the user or role"
+	}
+	switch status {
+	case 401:
+		return "the credentials were refused: check the access key pair"
+	case 403:
+		return "the credentials lack the IAM permission for clb:" + action + ": grant it to the user or role"
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // maxIDsPerCall is DescribeLoadBalancers' documented limit on LoadBalancerIds.N.
@@ -369,6 +451,9 @@ func (r *CLBReader) classify(ctx context.Context, action string, err error) erro
 	}
 	var rf volcengineerr.RequestFailure
 	if errors.As(err, &rf) {
+		if hint := authHint(rf.Code(), rf.StatusCode(), action); hint != "" {
+			return &AuthError{Action: action, Code: rf.Code(), Hint: hint, msg: r.redact(firstLine(rf.Message())), err: err}
+		}
 		if rf.StatusCode() == 429 || rf.StatusCode() >= 500 || slices.Contains(throttleCodes, rf.Code()) {
 			r.log.Warn("cloud read will be retried", "action", action, "code", rf.Code(), "status", rf.StatusCode(), "request_id", rf.RequestID())
 			return core.RetryAfter(r.retry, msg+": "+rf.Code(), err)

@@ -113,7 +113,7 @@ func versionPrereq(have string, min [3]uint, minV *version.Version, met core.Rea
 // parseVersion reads the first three numbers of a version as core.ParseVersion
 // (k8s.io/apimachinery version.ParseGeneric) accepts it: optional blanks and "v", at least two
 // dot-separated numbers, the first without a leading zero, anything after ignored
-// ("v1.43.0-vke.1"). It does not allocate; a test keeps it in step with ParseGeneric.
+// ("v1.43.0-vke.1") as long as it holds no newline. It does not allocate; a test keeps it in step with ParseGeneric.
 func parseVersion(s string) (c [3]uint, ok bool) {
 	i := 0
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f') {
@@ -149,6 +149,11 @@ func parseVersion(s string) (c [3]uint, ok bool) {
 			continue
 		}
 		break
+	}
+	// ParseGeneric's pattern ends in (.*)*$, and "." does not match a newline: whatever
+	// follows the numbers must be on their line ("v1.30.2\n" from a YAML block is no version).
+	if strings.IndexByte(s[i:], '\n') >= 0 {
+		return c, false
 	}
 	return c, n >= 2
 }

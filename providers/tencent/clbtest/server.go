@@ -61,6 +61,15 @@ type Options struct {
 	// DefaultDenialCode (UNCONFIRMED, see Denial).
 	Denial Denial
 
+	// AllowedActions is the CAM policy of every accepted credential: the API actions it may
+	// call, as "ModifyListener", "clb:ModifyListener" or "clb:*". Nil allows every action;
+	// an empty, non-nil list allows none. Any other action is answered with
+	// AuthFailure.UnauthorizedOperation naming the CAM action, before it changes anything.
+	AllowedActions []string
+	// Regions are the regions the endpoint serves; a call for another region is answered
+	// with UnsupportedRegion. Empty serves every region.
+	Regions []string
+
 	// Logger receives one debug record per call (action, region, request id, code).
 	// Nothing secret is ever logged. Nil discards.
 	Logger *slog.Logger
@@ -76,6 +85,8 @@ type Server struct {
 	log              *slog.Logger
 	rateLimit        int
 	actionRateLimits map[string]int
+	allowedActions   map[string]bool
+	regions          []string
 
 	mu           sync.Mutex
 	seq          int64
@@ -112,6 +123,8 @@ func New(opts *Options) *Server {
 		log:              opts.Logger,
 		rateLimit:        opts.RateLimit,
 		actionRateLimits: map[string]int{},
+		allowedActions:   allowedActionSet(opts.AllowedActions),
+		regions:          append([]string(nil), opts.Regions...),
 		lbs:              map[string]*lbRecord{},
 		listeners:        map[string]*listenerRecord{},
 		tasks:            map[string]*task{},
@@ -322,6 +335,9 @@ func (s *Server) serve(r *http.Request, req *request, call *Call) (any, *apiErro
 	}
 	if req.region == "" {
 		return nil, missing("Region"), nil
+	}
+	if apiErr := s.authorize(req); apiErr != nil {
+		return nil, apiErr, nil
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
 		return nil, errorf(CodeInvalidParameter, "POST requests must carry Content-Type application/json."), nil

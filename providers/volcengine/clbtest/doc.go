@@ -59,7 +59,11 @@
 //     them) follow the pattern of the documented InvalidLoadBalancer.NotFound.
 //   - Which code answers a wrong service in the credential scope: here
 //     ServiceNotFound (404), as for an unknown service on the shared gateway.
-//   - The order of checks (authentication before Action/Version).
+//   - AccessDenied's message (403 and CodeN 100013 are the published ones) and
+//     InvalidRegion for a region the endpoint does not serve (Options.Regions):
+//     no published code was found for that case.
+//   - The order of checks (authentication before Action/Version, then region
+//     and IAM policy).
 //   - InvalidParameter for malformed PageNumber/PageSize, PageSize > 100, or
 //     more IDs than the documented maxima (20 LoadBalancerIds, 100
 //     ListenerIds/ServerGroupIds); the real messages are not published.

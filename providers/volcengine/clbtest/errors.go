@@ -43,6 +43,13 @@ const (
 	// CodeInvalidCredential (400): the Credential part is not
 	// <ak>/<yyyymmdd>/<region>/<service>/request (docs/6396/70462).
 	CodeInvalidCredential = "InvalidCredential"
+	// CodeAccessDenied (403, CodeN 100013): IAM does not allow the caller the action. The
+	// message names the action as an IAM policy does ("clb:DescribeListeners"); its exact
+	// wording is UNCONFIRMED.
+	CodeAccessDenied = "AccessDenied"
+	// CodeInvalidRegion (400): the credential scope names a region the endpoint does not
+	// serve. UNCONFIRMED: no published code was found for it.
+	CodeInvalidRegion = "InvalidRegion"
 	// CodeMethodNotAllowed (405): neither GET nor POST (docs/6448/76370).
 	CodeMethodNotAllowed = "MethodNotAllowed"
 	// CodeInternalError (500, CodeN 100014).
@@ -95,6 +102,8 @@ var codes = map[string]codeInfo{
 		"Check your Secret Access Key and signing method. Consult the service documentation for details."},
 	CodeInvalidAuthorization:     {http.StatusBadRequest, 0, "Invalid 'Authorization' header, Pls check authorization header."},
 	CodeInvalidCredential:        {http.StatusBadRequest, 0, "Invalid credential in 'Authorization', Pls check credential in authorization header."},
+	CodeAccessDenied:             {http.StatusForbidden, 100013, "User is not authorized to perform: %s on resource: trn:clb:%s:*:*. Check the IAM policy."},
+	CodeInvalidRegion:            {http.StatusBadRequest, 0, "The region %s in the credential scope is not served here; this endpoint serves %s."},
 	CodeMethodNotAllowed:         {http.StatusMethodNotAllowed, 0, "The http method %s is not allowed."},
 	CodeInternalError:            {http.StatusInternalServerError, 100014, "Service has some internal Error. Pls Contact With Admin."},
 	CodeInternalServiceError:     {http.StatusBadGateway, 0, "Internal service error."},

@@ -47,6 +47,13 @@ type Options struct {
 	MaxClockSkew time.Duration
 	// RateLimits maps an action name to its limit; see SetRateLimit.
 	RateLimits map[string]RateLimit
+	// AllowedActions is the IAM policy of every accepted key: the actions it may call, as
+	// "DescribeListeners", "clb:DescribeListeners" or "clb:*". Nil allows every action; an
+	// empty, non-nil list none. Any other action is answered with AccessDenied naming it.
+	AllowedActions []string
+	// Regions are the regions the endpoint serves; a call signed for another region is
+	// answered with InvalidRegion. Empty serves every region.
+	Regions []string
 	// Logger receives one debug record per request (action, region, access
 	// key ID, outcome; never a secret). Default: discard.
 	Logger *slog.Logger
@@ -71,6 +78,8 @@ func (o Options) GoString() string { return o.String() }
 // while clients call it.
 type Server struct {
 	region  string
+	regions []string
+	allowed map[string]bool
 	now     func() time.Time
 	maxSkew time.Duration
 	logger  *slog.Logger
@@ -99,6 +108,8 @@ func NewServer(opts *Options) (*Server, error) {
 	}
 	s := &Server{
 		region:  opts.Region,
+		regions: append([]string(nil), opts.Regions...),
+		allowed: allowedActionSet(opts.AllowedActions),
 		now:     opts.Now,
 		maxSkew: opts.MaxClockSkew,
 		logger:  opts.Logger,
@@ -362,6 +373,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case handler == nil || call.Version != APIVersion:
 			apiErr = newAPIError(CodeInvalidActionOrVersion, call.Action, call.Version)
 		}
+	}
+	if apiErr == nil {
+		apiErr = s.authorize(call.Action, call.Region)
 	}
 	if apiErr == nil {
 		fault, faulted = s.takeFault(call.Action)
