@@ -25,7 +25,7 @@ func hasCode(rs []Reason, c Code) bool {
 }
 
 // private L4 exposure through the LB without source NAT: the base of most cases.
-func throughLB(mod func(*Exposure)) *Exposure {
+func ThroughLBExposure(mod func(*Exposure)) *Exposure {
 	e := &Exposure{
 		Object:      ObjectRef{Kind: "Service", Namespace: "default", Name: "web"},
 		Scope:       Private,
@@ -62,31 +62,31 @@ func TestAssess(t *testing.T) {
 	}{
 		"ServiceNameAccess": {
 			reason: "clients using the Service name never touch the LB",
-			in:     throughLB(func(e *Exposure) { e.Access = AccessServiceName }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Access = AccessServiceName }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"service-name-access"}},
 		},
 		"PublicLB": {
 			reason: "public LBs see the node's egress address",
-			in:     throughLB(func(e *Exposure) { e.Scope = Public }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Scope = Public }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceUnknown, mustCodes: []Code{"public-lb"}},
 		},
 		"Intercepted": {
 			reason: "a node that intercepts the VIP never sends the packet to the LB",
-			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = No }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"node-intercepts-vip"}},
 		},
 		"InterceptedSourceUnknownWithoutProxyMode": {
-			in:   throughLB(func(e *Exposure) { e.Intercept = Yes }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.Intercept = Yes }),
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceUnknown},
 		},
 		"InterceptedByUserspaceProxy": {
 			reason: "a proxy that forwards from the node shows the node's address",
-			in:     throughLB(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = Yes }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Intercept = Yes; e.InterceptMasquerades = Yes }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"InterceptedEvenWhenScopeUnknown": {
 			reason: "interception alone rules the loop out",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Intercept = Yes
 				e.InterceptMasquerades = No
 				e.Scope = ScopeUnknown
@@ -96,17 +96,17 @@ func TestAssess(t *testing.T) {
 		},
 		"ThreeNodesClusterPolicy": {
 			reason: "NodePort on every node: 1/N per connection; layer 4 does not retry; kube-proxy masquerades NodePort traffic",
-			in:     throughLB(nil),
+			in:     ThroughLBExposure(nil),
 			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"through-lb", "nodeport-cluster-any-node", "same-node-loop", "l4-no-retry", "source-nodeport-masquerade"}},
 		},
 		"SingleNodeAlwaysFails": {
 			reason: "one node: every connection loops",
-			in:     throughLB(func(e *Exposure) { e.Placement.NodesBehindLB = 1 }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Placement.NodesBehindLB = 1 }),
 			want:   want{risk: RiskAtRisk, symptom: SymptomConnectionFailure, path: PathProxy, worst: 1, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"always-loops"}},
 		},
 		"Layer7Delay": {
 			reason: "layer 7 retries another backend after ~4 s",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Layer = Layer7
 				e.Protocols = HTTP
 				e.Binding = NodePortLocal
@@ -116,7 +116,7 @@ func TestAssess(t *testing.T) {
 		},
 		"Layer7SingleNodeFails": {
 			reason: "layer 7 on one node has no other backend to retry",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Layer = Layer7
 				e.Placement.NodesBehindLB = 1
 			}),
@@ -124,21 +124,21 @@ func TestAssess(t *testing.T) {
 		},
 		"LBSourceNATTCP": {
 			reason: "SNAT makes replies return through the LB; TCP can recover the client with PROXY protocol",
-			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Binding = DirectToPod }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.LBSourceNAT = Yes; e.Binding = DirectToPod }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPLost, mustCodes: []Code{"lb-source-nat"}},
 		},
 		"LBSourceNATBehindNodePortClusterShowsNode": {
 			reason: "kube-proxy's NodePort masquerade replaces the LB's address; PROXY protocol survives it (internal/dataplane)",
-			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPProxyProtocol, mustCodes: []Code{"source-nodeport-masquerade"}},
 		},
 		"LBSourceNATTCPWithProxyProtocol": {
-			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes; e.Binding = NodePortLocal }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.LBSourceNAT = Yes; e.ProxyProtocol = Yes; e.Binding = NodePortLocal }),
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPProxyProtocol},
 		},
 		"LBSourceNATUDP": {
 			reason: "UDP behind SNAT loses the client address even with PROXY protocol on TCP ports",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.LBSourceNAT = Yes
 				e.Protocols = TCP | UDP
 				e.ProxyProtocol = Yes
@@ -147,17 +147,17 @@ func TestAssess(t *testing.T) {
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceLB, clientIP: ClientIPLost},
 		},
 		"LBSourceNATLayer7": {
-			in:   throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Layer = Layer7; e.Protocols = HTTP }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.LBSourceNAT = Yes; e.Layer = Layer7; e.Protocols = HTTP }),
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPForwardedFor},
 		},
 		"LBSourceNATWithInterceptUnknown": {
 			reason: "SNAT rules the loop out whichever path is taken; the source is then unknown",
-			in:     throughLB(func(e *Exposure) { e.LBSourceNAT = Yes; e.Intercept = Unknown }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.LBSourceNAT = Yes; e.Intercept = Unknown }),
 			want:   want{risk: RiskNone, symptom: SymptomNone, worst: 0, declared: nan, source: SourceUnknown},
 		},
 		"LocalBindingShareOfBackends": {
 			reason: "externalTrafficPolicy Local: the share of backends on the client's node",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Binding = NodePortLocal
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 3}, {"n2", 1}}, ClientNodes: []string{"n2", "n3"}}
 			}),
@@ -165,7 +165,7 @@ func TestAssess(t *testing.T) {
 		},
 		"DirectToPodAllBackendsBesideClient": {
 			reason: "every backend on one node: a client there always loops",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Binding = DirectToPod
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 2}}, ClientNodes: []string{"n1"}}
 			}),
@@ -173,7 +173,7 @@ func TestAssess(t *testing.T) {
 		},
 		"DeclaredClientsApartButNotEnforced": {
 			reason: "clients apart today are not safe tomorrow without a scheduling rule",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Binding = NodePortLocal
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: No}
 			}),
@@ -181,7 +181,7 @@ func TestAssess(t *testing.T) {
 		},
 		"SeparatedClients": {
 			reason: "anti-affinity plus Local binding makes the loop impossible",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Binding = NodePortLocal
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: Yes}
 			}),
@@ -189,25 +189,25 @@ func TestAssess(t *testing.T) {
 		},
 		"SeparationDoesNotHelpClusterPolicy": {
 			reason: "with Cluster policy every node receives connections, separation or not",
-			in:     throughLB(func(e *Exposure) { e.Placement.Separated = Yes }),
+			in:     ThroughLBExposure(func(e *Exposure) { e.Placement.Separated = Yes }),
 			want:   want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 1.0 / 3, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"ClusterPolicyClientOffTheLBNodes": {
 			reason: "a client on a node the LB never sends to is never sent back to its own node (internal/dataplane)",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Placement = Placement{NodesBehindLB: 2, LBNodes: []string{"n2", "n3"}, ClientNodes: []string{"n1"}}
 			}),
 			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 0.5, declared: 0, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"ClusterPolicyClientOnAnLBNode": {
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Placement = Placement{NodesBehindLB: 2, LBNodes: []string{"n2", "n3"}, ClientNodes: []string{"n1", "n3"}}
 			}),
 			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: 0.5, declared: 0.5, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"declared-clients"}},
 		},
 		"BridgeNetfilterOffBreaksServiceName": {
 			reason: "with bridge-nf-call-iptables off a same-node backend replies over the bridge, never un-DNATed (internal/dataplane)",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Access = AccessServiceName
 				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}, {"n2", 3}}, ClientNodes: []string{"n1"}}
@@ -215,7 +215,7 @@ func TestAssess(t *testing.T) {
 			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, worst: 0.75, declared: 0.25, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"bridge-netfilter-off"}},
 		},
 		"BridgeNetfilterOffBreaksInterceptionWithoutMasquerade": {
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Intercept, e.InterceptMasquerades = Yes, No
 				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n1"}}
@@ -224,14 +224,14 @@ func TestAssess(t *testing.T) {
 		},
 		"BridgeNetfilterOffHarmlessWithMasquerade": {
 			reason: "the node's masquerade makes the reply come back to the node, which un-DNATs it",
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.Intercept, e.InterceptMasquerades = Yes, Yes
 				e.Hairpin = &HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentBridge, BridgeNetfilter: No}
 			}),
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathVIP, worst: 0, declared: nan, source: SourceNode, clientIP: ClientIPLost},
 		},
 		"SeparationRulesOutLoopWhenSNATUnknown": {
-			in: throughLB(func(e *Exposure) {
+			in: ThroughLBExposure(func(e *Exposure) {
 				e.LBSourceNAT = Unknown
 				e.Binding = DirectToPod
 				e.Placement = Placement{Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n2"}, Separated: Yes}
@@ -239,7 +239,7 @@ func TestAssess(t *testing.T) {
 			want: want{risk: RiskNone, symptom: SymptomNone, path: PathProxy, worst: 0, declared: 0, source: SourceUnknown},
 		},
 		"InterceptUnknown": {
-			in:   throughLB(func(e *Exposure) { e.Intercept = Unknown }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.Intercept = Unknown }),
 			want: want{risk: RiskUnknown, symptom: SymptomIntermittent, worst: 1.0 / 3, declared: nan, source: SourceUnknown, missing: []string{MissingIntercept}, mustCodes: []Code{"intercept-unknown"}},
 		},
 		"EverythingUnknown": {
@@ -248,11 +248,11 @@ func TestAssess(t *testing.T) {
 				missing: []string{MissingScope, MissingIntercept, MissingLBSourceNAT}, mustCodes: []Code{"binding-unknown"}},
 		},
 		"PlacementUnknown": {
-			in:   throughLB(func(e *Exposure) { e.Placement = Placement{} }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.Placement = Placement{} }),
 			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceNode, clientIP: ClientIPLost, mustCodes: []Code{"placement-unknown"}},
 		},
 		"LocalBindingNoEndpoints": {
-			in:   throughLB(func(e *Exposure) { e.Binding = NodePortLocal; e.Placement = Placement{} }),
+			in:   ThroughLBExposure(func(e *Exposure) { e.Binding = NodePortLocal; e.Placement = Placement{} }),
 			want: want{risk: RiskAtRisk, symptom: SymptomIntermittent, path: PathProxy, worst: nan, declared: nan, source: SourceClientPod, clientIP: ClientIPKept, mustCodes: []Code{"placement-unknown"}},
 		},
 	}
@@ -311,7 +311,7 @@ func checkP(t *testing.T, what string, got Probability, want float64) {
 
 func TestAssessKeepsDialectReasonsFirstAndDoesNotMutateInput(t *testing.T) {
 	dialect := Reason{Code: "tke-ipvs-no-intercept", Message: "IPVS does not intercept", Source: "seed"}
-	e := throughLB(func(e *Exposure) { e.Reasons = []Reason{dialect} })
+	e := ThroughLBExposure(func(e *Exposure) { e.Reasons = []Reason{dialect} })
 	before := *e
 	a := Assess(e)
 	if len(a.Reasons) == 0 || a.Reasons[0] != dialect {

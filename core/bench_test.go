@@ -5,12 +5,12 @@ import "testing"
 // BenchmarkAssessDecide measures the pure core for one object: issue 2 asks for under 2 µs and
 // at most 10 allocations.
 func BenchmarkAssessDecide(b *testing.B) {
-	e := throughLB(func(e *Exposure) {
+	e := ThroughLBExposure(func(e *Exposure) {
 		e.Binding = NodePortLocal
 		e.Placement = Placement{Backends: []NodeBackends{{"n1", 2}, {"n2", 1}, {"n3", 1}}, ClientNodes: []string{"n2"}}
 		e.Reasons = []Reason{{Code: "tke-ipvs-no-intercept", Message: "IPVS does not intercept the CLB VIP", Source: "seed 001 §2"}}
 	})
-	offers := []Offer{offerIntercept, offerSNAT, offerSep, offerDNS}
+	offers := []Offer{OfferIntercept, OfferSNAT, OfferSep, OfferDNS}
 	b.ReportAllocs()
 	for b.Loop() {
 		a := Assess(e)
@@ -22,7 +22,7 @@ func BenchmarkAssessDecide(b *testing.B) {
 }
 
 func BenchmarkAssessNoLoop(b *testing.B) {
-	e := throughLB(func(e *Exposure) { e.Intercept = Yes })
+	e := ThroughLBExposure(func(e *Exposure) { e.Intercept = Yes })
 	b.ReportAllocs()
 	for b.Loop() {
 		a := Assess(e)

@@ -1,8 +1,10 @@
-package core
+package core_test
 
 import (
 	"context"
 	"errors"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"strings"
 	"testing"
 
@@ -10,9 +12,9 @@ import (
 )
 
 // ipModeEach is the check a driver writes for status.loadBalancer.ingress[*].ipMode.
-func ipModeEach(mode string) Check {
-	return Check{Object: svcKey, Each: []PathElem{PathElem{Field: "status"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "ingress"}},
-		Edit: Edit{Path: []PathElem{PathElem{Field: "ipMode"}}, Value: mode}, Pending: "the cloud controller has not set it yet"}
+func ipModeEach(mode string) core.Check {
+	return core.Check{Object: svcKey, Each: []core.PathElem{core.PathElem{Field: "status"}, core.PathElem{Field: "loadBalancer"}, core.PathElem{Field: "ingress"}},
+		Edit: core.Edit{Path: []core.PathElem{core.PathElem{Field: "ipMode"}}, Value: mode}, Pending: "the cloud controller has not set it yet"}
 }
 
 func TestCheckEachHoldsOnEveryElement(t *testing.T) {
@@ -50,22 +52,22 @@ func TestCheckEachHoldsOnEveryElement(t *testing.T) {
 	if got := chk.What(); got != "status.loadBalancer.ingress[*].ipMode" {
 		t.Errorf("What = %q", got)
 	}
-	plain := Check{Edit: annEdit}
+	plain := core.Check{Edit: annEdit}
 	if plain.What() != annEdit.String() || !plain.Holds(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"example.com/intercept": "true"}}}) {
 		t.Error("a check without Each must behave as before")
 	}
 }
 
 func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
-	mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
-	drv := funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
-		return &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Checks: []Check{ipModeEach("Proxy")}}, nil
+	mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", nil))
+	drv := drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+		return &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Checks: []core.Check{ipModeEach("Proxy")}}, nil
 	}}
-	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
 	setIngress := func(entries ...any) {
 		live, _ := mem.Get(context.Background(), svcKey)
 		_ = unstructured.SetNestedSlice(live.Object, entries, "status", "loadBalancer", "ingress")
-		mem.put(live)
+		mem.Put(live)
 	}
 	for _, step := range []struct {
 		entries []any
@@ -80,10 +82,10 @@ func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 			setIngress(step.entries...)
 		}
 		_, err := r.Reconcile(context.Background(), nil, nil)
-		var re *RetryError
+		var re *core.RetryError
 		if step.pending {
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), "status.loadBalancer.ingress[*].ipMode not yet Proxy") {
-				t.Errorf("ingress %v: err = %v, want a RetryError naming the field", step.entries, err)
+				t.Errorf("ingress %v: err = %v, want a core.RetryError naming the field", step.entries, err)
 			}
 			continue
 		}
@@ -94,48 +96,48 @@ func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 }
 
 func TestReconcileCreateOnly(t *testing.T) {
-	mode := Edit{Path: []PathElem{PathElem{Field: "metadata"}, PathElem{Field: "annotations"}, PathElem{Field: "example.com/mode"}}, Value: "Proxy"}
-	change := Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Create: true, CreateOnly: true,
-		Template: uobj("", "", "", "", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}), Edits: []Edit{mode}}
-	plan := func() funcDriver {
-		return funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
-			return &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Changes: []Change{change}}, nil
+	mode := core.Edit{Path: []core.PathElem{core.PathElem{Field: "metadata"}, core.PathElem{Field: "annotations"}, core.PathElem{Field: "example.com/mode"}}, Value: "Proxy"}
+	change := core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Create: true, CreateOnly: true,
+		Template: uobj("", "", "", "", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}), Edits: []core.Edit{mode}}
+	plan := func() drivertest.DriverFuncs {
+		return drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+			return &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Changes: []core.Change{change}}, nil
 		}}
 	}
 
 	t.Run("creates, then writes nothing", func(t *testing.T) {
-		mem := newMemCluster()
-		r := NewReconciler(NewProvider(atRiskDialect(), plan()), WithClusterWriter(mem))
+		mem := drivertest.NewCluster()
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), core.WithClusterWriter(mem))
 		out, err := r.Reconcile(context.Background(), nil, nil)
 		if err != nil || len(out.Written) != 1 {
 			t.Fatalf("first run: %v, written %v", err, out.Written)
 		}
 		out, err = r.Reconcile(context.Background(), nil, nil)
-		if err != nil || len(out.Written) != 0 || len(mem.writes) != 1 {
-			t.Errorf("second run: %v, written %v, writes %v", err, out.Written, mem.writes)
+		if err != nil || len(out.Written) != 0 || len(mem.Writes()) != 1 {
+			t.Errorf("second run: %v, written %v, writes %v", err, out.Written, mem.Writes())
 		}
 	})
 	t.Run("never edits an existing object", func(t *testing.T) {
-		mem := newMemCluster(uobj("v1", "Service", "default", "web", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}))
-		r := NewReconciler(NewProvider(atRiskDialect(), plan()), WithClusterWriter(mem))
+		mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}))
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), core.WithClusterWriter(mem))
 		_, err := r.Reconcile(context.Background(), nil, nil)
-		if !errors.Is(err, ErrImmutable) || !strings.Contains(err.Error(), "can only be set when it is created") {
-			t.Errorf("err = %v, want ErrImmutable", err)
+		if !errors.Is(err, core.ErrImmutable) || !strings.Contains(err.Error(), "can only be set when it is created") {
+			t.Errorf("err = %v, want core.ErrImmutable", err)
 		}
-		if len(mem.writes) != 0 {
-			t.Errorf("writes = %v, want none", mem.writes)
+		if len(mem.Writes()) != 0 {
+			t.Errorf("writes = %v, want none", mem.Writes())
 		}
 	})
 	t.Run("must create", func(t *testing.T) {
 		bad := change
 		bad.Create = false
-		drv := funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
-			return &Plan{Object: req.Result.Exposure.Object, Changes: []Change{bad}}, nil
+		drv := drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+			return &core.Plan{Object: req.Result.Exposure.Object, Changes: []core.Change{bad}}, nil
 		}}
-		r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(newMemCluster()))
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(drivertest.NewCluster()))
 		p, err := r.Plan(context.Background(), nil, nil)
-		if err != nil || !errors.Is(p.Blocked.Err(), ErrInvalid) {
-			t.Errorf("blocked = %v, %v; want ErrInvalid", p.Blocked, err)
+		if err != nil || !errors.Is(p.Blocked.Err(), core.ErrInvalid) {
+			t.Errorf("blocked = %v, %v; want core.ErrInvalid", p.Blocked, err)
 		}
 	})
 }

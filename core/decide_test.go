@@ -7,27 +7,27 @@ import (
 )
 
 var (
-	offerIntercept = Offer{Remedy: InterceptVIP, Path: PathVIP, Action: "annotate",
+	OfferIntercept = Offer{Remedy: InterceptVIP, Path: PathVIP, Action: "annotate",
 		Costs: Costs{LosesLBFeatures: true, ClientIP: ClientIPKept}, Reason: Reason{Code: "x-intercept", Message: "intercept"}}
-	offerSNAT = Offer{Remedy: LBSourceNAT, Path: PathProxy, Action: "snat",
+	OfferSNAT = Offer{Remedy: LBSourceNAT, Path: PathProxy, Action: "snat",
 		Costs: Costs{ClientIP: ClientIPProxyProtocol, Tickets: []Capability{"clb-l4-snat"}}, Reason: Reason{Code: "x-snat", Message: "snat"}}
-	offerSep = Offer{Remedy: NodeSeparation, Path: PathProxy, Action: "anti-affinity",
+	OfferSep = Offer{Remedy: NodeSeparation, Path: PathProxy, Action: "anti-affinity",
 		Costs: Costs{ClientIP: ClientIPKept, SchedulingChange: true}, Reason: Reason{Code: "x-sep", Message: "separate"}}
-	offerDNS = Offer{Remedy: DNSSteering, Action: "dns",
+	OfferDNS = Offer{Remedy: DNSSteering, Action: "dns",
 		Costs: Costs{LosesLBFeatures: true, ClientIP: ClientIPKept, ClientChange: true}, Reason: Reason{Code: "x-dns", Message: "dns"}}
 )
 
-func unmet(o Offer, kind PreconditionKind, cap Capability) Offer {
-	o.Unmet = append(append([]Precondition(nil), o.Unmet...), Precondition{Kind: kind, Capability: cap, Reason: Reason{Code: "x-unmet", Message: string(kind)}})
+func Unmet(o Offer, kind PreconditionKind, cap Capability) Offer {
+	o.Unmet = append(append([]Precondition(nil), o.Unmet...), Precondition{Kind: kind, Capability: cap, Reason: Reason{Code: "x-Unmet", Message: string(kind)}})
 	return o
 }
 
 func TestDecide(t *testing.T) {
 	atRisk4 := &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy}
 	atRisk7 := &Assessment{Risk: RiskAtRisk, Layer: Layer7, Path: PathProxy}
-	all := []Offer{offerDNS, offerSep, offerSNAT, offerIntercept} // order of offers must not matter
-	snatNoTicket := unmet(offerSNAT, PreconditionAllowlist, "clb-l4-snat")
-	sepUnknownClients := unmet(offerSep, PreconditionUnknown, "")
+	all := []Offer{OfferDNS, OfferSep, OfferSNAT, OfferIntercept} // order of offers must not matter
+	snatNoTicket := Unmet(OfferSNAT, PreconditionAllowlist, "clb-l4-snat")
+	sepUnknownClients := Unmet(OfferSep, PreconditionUnknown, "")
 	cases := map[string]struct {
 		reason   string
 		a        *Assessment
@@ -48,20 +48,20 @@ func TestDecide(t *testing.T) {
 			rejected: map[Remedy]Code{LBSourceNAT: "decide-ranked-lower", NodeSeparation: "decide-ranked-lower", DNSSteering: "decide-ranked-lower"},
 		},
 		"Layer4InterceptBlockedFallsToSNAT": {
-			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), offerSNAT, offerSep, offerDNS},
+			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), OfferSNAT, OfferSep, OfferDNS},
 			want: LBSourceNAT, path: PathProxy,
-			rejected: map[Remedy]Code{InterceptVIP: "x-unmet"},
+			rejected: map[Remedy]Code{InterceptVIP: "x-Unmet"},
 		},
 		"Layer4NoAllowlistFallsToSeparation": {
-			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, offerSep, offerDNS},
+			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), snatNoTicket, OfferSep, OfferDNS},
 			want: NodeSeparation, path: PathProxy,
 		},
 		"Layer4NothingButDNS": {
-			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, sepUnknownClients, offerDNS},
+			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), snatNoTicket, sepUnknownClients, OfferDNS},
 			want: DNSSteering, path: "",
 		},
 		"AllowTicketsPicksSNATAndNamesTicket": {
-			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), snatNoTicket, offerSep, offerDNS},
+			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), snatNoTicket, OfferSep, OfferDNS},
 			policy: Policy{AllowTickets: true}, want: LBSourceNAT, path: PathProxy, tickets: []Capability{"clb-l4-snat"},
 		},
 		"Layer7NeverIntercepts": {
@@ -73,30 +73,30 @@ func TestDecide(t *testing.T) {
 			a: atRisk4, offers: all, policy: Policy{Prefer: PreferLBFeatures}, want: LBSourceNAT, path: PathProxy,
 		},
 		"PreferLBFeaturesWithoutTicketPicksSeparation": {
-			a: atRisk4, offers: []Offer{offerIntercept, snatNoTicket, offerSep, offerDNS}, policy: Policy{Prefer: PreferLBFeatures},
+			a: atRisk4, offers: []Offer{OfferIntercept, snatNoTicket, OfferSep, OfferDNS}, policy: Policy{Prefer: PreferLBFeatures},
 			want: NodeSeparation, path: PathProxy,
 		},
 		"PreferSourceIPAvoidsSNAT": {
-			a: atRisk4, offers: []Offer{unmet(offerIntercept, PreconditionVersion, ""), offerSNAT, offerSep, offerDNS},
+			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), OfferSNAT, OfferSep, OfferDNS},
 			policy: Policy{Prefer: PreferSourceIP}, want: NodeSeparation, path: PathProxy,
 		},
 		"DisruptiveRejectedByDefault": {
 			reason: "seed 003: ip-mode cannot change on an existing Service",
 			a:      atRisk4,
 			offers: []Offer{func() Offer {
-				o := unmet(offerIntercept, PreconditionImmutable, "")
+				o := Unmet(OfferIntercept, PreconditionImmutable, "")
 				o.Costs.NewObject = true
 				return o
-			}(), offerDNS},
+			}(), OfferDNS},
 			want: DNSSteering, rejected: map[Remedy]Code{InterceptVIP: "decide-disruptive"},
 		},
 		"DisruptiveAllowed": {
 			a: atRisk4,
 			offers: []Offer{func() Offer {
-				o := unmet(offerIntercept, PreconditionImmutable, "")
+				o := Unmet(OfferIntercept, PreconditionImmutable, "")
 				o.Costs.NewObject = true
 				return o
-			}(), offerDNS},
+			}(), OfferDNS},
 			policy: Policy{AllowDisruptive: true}, want: InterceptVIP, path: PathVIP,
 		},
 		"NothingOffered": {
@@ -142,16 +142,16 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideTentativeWhenRiskUnknown(t *testing.T) {
-	d := Decide(&Assessment{Risk: RiskUnknown, Layer: Layer4}, []Offer{offerIntercept}, Policy{})
+	d := Decide(&Assessment{Risk: RiskUnknown, Layer: Layer4}, []Offer{OfferIntercept}, Policy{})
 	if !d.Tentative || d.Remedy != InterceptVIP {
 		t.Fatalf("decision = %+v, want a tentative intercept-vip", d)
 	}
 }
 
 func TestDecideTicketRejectionNamesCapability(t *testing.T) {
-	snat := unmet(offerSNAT, PreconditionAllowlist, "clb-l4-snat")
+	snat := Unmet(OfferSNAT, PreconditionAllowlist, "clb-l4-snat")
 	snat.Unmet[0].Reason.Message = "ask support for CLB Layer 4 SNAT"
-	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer4}, []Offer{snat, offerDNS}, Policy{})
+	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer4}, []Offer{snat, OfferDNS}, Policy{})
 	if d.Remedy != DNSSteering || len(d.Rejected) != 1 {
 		t.Fatalf("decision = %+v", d)
 	}
@@ -161,8 +161,8 @@ func TestDecideTicketRejectionNamesCapability(t *testing.T) {
 }
 
 func TestDecideRejectionListsEveryUnmet(t *testing.T) {
-	snat := unmet(unmet(offerSNAT, PreconditionAllowlist, "clb-l7-snat"), PreconditionAllowlist, "clb-keepalive")
-	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer7}, []Offer{snat, offerDNS}, Policy{})
+	snat := Unmet(Unmet(OfferSNAT, PreconditionAllowlist, "clb-l7-snat"), PreconditionAllowlist, "clb-keepalive")
+	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer7}, []Offer{snat, OfferDNS}, Policy{})
 	if len(d.Rejected) != 1 || len(d.Rejected[0].Unmet) != 2 || d.Rejected[0].Unmet[1].Capability != "clb-keepalive" {
 		t.Errorf("rejected = %+v", d.Rejected)
 	}

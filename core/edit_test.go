@@ -17,10 +17,10 @@ func decode(t *testing.T, s string) map[string]any {
 	return m
 }
 
-var snatEdit = Edit{Path: []PathElem{PathElem{Field: "spec"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "l4Listeners"}, PathElem{Keys: map[string]any{"protocol": "TCP", "port": int64(80)}}, PathElem{Field: "snatEnable"}}, Value: true}
+var SnatEdit = Edit{Path: []PathElem{PathElem{Field: "spec"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "l4Listeners"}, PathElem{Keys: map[string]any{"protocol": "TCP", "port": int64(80)}}, PathElem{Field: "snatEnable"}}, Value: true}
 
 func TestEditString(t *testing.T) {
-	if got := snatEdit.String(); got != "spec.loadBalancer.l4Listeners[port=80,protocol=TCP].snatEnable" {
+	if got := SnatEdit.String(); got != "spec.loadBalancer.l4Listeners[port=80,protocol=TCP].snatEnable" {
 		t.Error(got)
 	}
 }
@@ -63,7 +63,7 @@ func TestEditApplyTo(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obj := decode(t, tc.in)
-			changed, err := snatEdit.ApplyTo(obj)
+			changed, err := SnatEdit.ApplyTo(obj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestEditApplyTo(t *testing.T) {
 			if diff := cmp.Diff(decode(t, tc.want), roundTrip(t, obj)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			if !snatEdit.Satisfied(obj) {
+			if !SnatEdit.Satisfied(obj) {
 				t.Error("edit not satisfied after applying it")
 			}
 		})
@@ -98,7 +98,7 @@ func TestEditRefusesShapeConflicts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obj := decode(t, in)
 			before := decode(t, in)
-			if _, err := snatEdit.ApplyTo(obj); err == nil || !strings.Contains(err.Error(), "want") {
+			if _, err := SnatEdit.ApplyTo(obj); err == nil || !strings.Contains(err.Error(), "want") {
 				t.Errorf("err = %v", err)
 			}
 			if !cmp.Equal(before, obj) {

@@ -7,21 +7,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// fakeDialect is a one-line test double for Evaluate.
-type fakeDialect struct {
-	t   *Translation
-	err error
+// FakeDialect is a one-line test double for Evaluate.
+type FakeDialect struct {
+	T   *Translation
+	Err error
 }
 
-func (f fakeDialect) Name() string  { return "fake" }
-func (f fakeDialect) Rules() []Rule { return nil }
-func (f fakeDialect) Translate(runtime.Object, *Cluster) (*Translation, error) {
-	return f.t, f.err
+func (f FakeDialect) Name() string  { return "fake" }
+func (f FakeDialect) Rules() []Rule { return nil }
+func (f FakeDialect) Translate(runtime.Object, *Cluster) (*Translation, error) {
+	return f.T, f.Err
 }
 
 func TestEvaluate(t *testing.T) {
-	e := throughLB(nil)
-	r, err := Evaluate(fakeDialect{t: &Translation{Exposure: *e, Offers: []Offer{offerIntercept, offerDNS}}}, nil, nil, Policy{})
+	e := ThroughLBExposure(nil)
+	r, err := Evaluate(FakeDialect{T: &Translation{Exposure: *e, Offers: []Offer{OfferIntercept, OfferDNS}}}, nil, nil, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("result = %+v", r)
 	}
 	boom := errors.New("boom")
-	if _, err := Evaluate(fakeDialect{err: boom}, nil, nil, Policy{}); !errors.Is(err, boom) {
+	if _, err := Evaluate(FakeDialect{Err: boom}, nil, nil, Policy{}); !errors.Is(err, boom) {
 		t.Errorf("err = %v", err)
 	}
 }

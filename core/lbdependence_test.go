@@ -14,7 +14,7 @@ func intercepted(mod func(*Exposure)) *Exposure {
 	return e
 }
 
-// throughLBOffer is a dialect's through-lb offer: unmet while that path would loop.
+// throughLBOffer is a dialect's through-lb offer: Unmet while that path would loop.
 func throughLBOffer(e *Exposure) Offer {
 	o := Offer{Remedy: ThroughLB, Path: PathProxy, Action: "publish Proxy", Costs: Costs{ClientIP: ClientIPProxyProtocol}, Reason: Reason{Code: "x-through-lb"}}
 	if e.LBSourceNAT != Yes {
@@ -74,14 +74,14 @@ func TestDecideKeepsTrafficOnTheLBWhenTheBackendsNeedIt(t *testing.T) {
 		"broken on VIP: through the LB, which has SNAT": {
 			e: intercepted(expects),
 			offers: func(e *Exposure) []Offer {
-				return []Offer{offerIntercept, offerDNS, throughLBOffer(e)}
+				return []Offer{OfferIntercept, OfferDNS, throughLBOffer(e)}
 			},
 			want: ThroughLB, path: PathProxy,
 		},
 		"broken on VIP, but through the LB would loop": {
 			e: intercepted(func(e *Exposure) { expects(e); e.LBSourceNAT = No }),
 			offers: func(e *Exposure) []Offer {
-				return []Offer{offerIntercept, offerDNS, throughLBOffer(e)}
+				return []Offer{OfferIntercept, OfferDNS, throughLBOffer(e)}
 			},
 			want: RemedyNone, path: PathVIP, // nothing can be done: it stays as it is
 		},
@@ -92,7 +92,7 @@ func TestDecideKeepsTrafficOnTheLBWhenTheBackendsNeedIt(t *testing.T) {
 				e.LBSourceNAT = No
 				e.Placement.Backends = []NodeBackends{{"n1", 1}}
 			}),
-			offers: func(*Exposure) []Offer { return []Offer{offerIntercept, offerSNAT, offerDNS} },
+			offers: func(*Exposure) []Offer { return []Offer{OfferIntercept, OfferSNAT, OfferDNS} },
 			want:   LBSourceNAT, path: PathProxy,
 		},
 	}

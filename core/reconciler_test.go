@@ -1,124 +1,15 @@
-package core
+package core_test
 
 import (
 	"context"
 	"errors"
-	"strconv"
-	"sync"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/drivertest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-// memCluster is a hand-written ClusterWriter for the reconciler's unit tests: objects by key,
-// resourceVersions, and injectable conflicts. It is not core/drivertest.Cluster because
-// drivertest imports core, and these internal tests would then form an import cycle.
-// Integration against a real API server is in adapters/kube.
-type memCluster struct {
-	mu        sync.Mutex
-	objs      map[ObjectKey]*unstructured.Unstructured
-	rv        int
-	conflicts int // the next n updates fail with ErrConflict
-	writes    []string
-}
-
-func newMemCluster(objs ...*unstructured.Unstructured) *memCluster {
-	m := &memCluster{objs: map[ObjectKey]*unstructured.Unstructured{}}
-	for _, o := range objs {
-		m.put(o)
-	}
-	return m
-}
-
-func keyOf(u *unstructured.Unstructured) ObjectKey {
-	return ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-func (m *memCluster) put(u *unstructured.Unstructured) {
-	m.rv++
-	u = u.DeepCopy()
-	u.SetResourceVersion(strconv.Itoa(m.rv))
-	m.objs[keyOf(u)] = u
-}
-
-func (m *memCluster) Get(_ context.Context, k ObjectKey) (*unstructured.Unstructured, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if o, ok := m.objs[k]; ok {
-		return o.DeepCopy(), nil
-	}
-	return nil, nil
-}
-
-func (m *memCluster) Apply(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "apply "+keyOf(u).String())
-	live, ok := m.objs[keyOf(u)]
-	if !ok {
-		m.put(u)
-		return nil
-	}
-	merged := live.DeepCopy()
-	mergeMaps(merged.Object, u.Object)
-	m.put(merged)
-	return nil
-}
-
-func mergeMaps(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergeMaps(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
-}
-
-func (m *memCluster) Update(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "update "+keyOf(u).String())
-	live, ok := m.objs[keyOf(u)]
-	if !ok {
-		return errors.New("not found")
-	}
-	if m.conflicts > 0 {
-		m.conflicts--
-		// Someone else changed the object in between.
-		other := live.DeepCopy()
-		other.SetLabels(map[string]string{"touched": "by-someone-else"})
-		m.put(other)
-		return &KindError{Kind: ErrConflict, Msg: "the object has been modified"}
-	}
-	if live.GetResourceVersion() != u.GetResourceVersion() {
-		return &KindError{Kind: ErrConflict, Msg: "stale resourceVersion"}
-	}
-	m.put(u)
-	return nil
-}
-
-func (m *memCluster) Create(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "create "+keyOf(u).String())
-	if _, ok := m.objs[keyOf(u)]; ok {
-		return &KindError{Kind: ErrConflict, Msg: "already exists"}
-	}
-	m.put(u)
-	return nil
-}
-
-func (m *memCluster) Delete(_ context.Context, u *unstructured.Unstructured) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes = append(m.writes, "delete "+keyOf(u).String())
-	delete(m.objs, keyOf(u))
-	return nil
-}
 
 func uobj(apiVersion, kind, ns, name string, body map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: body}
@@ -133,17 +24,17 @@ func uobj(apiVersion, kind, ns, name string, body map[string]any) *unstructured.
 }
 
 var (
-	svcKey  = ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"}
-	cfgKey  = ObjectKey{APIVersion: "cloud.tencent.com/v1alpha1", Kind: "TkeServiceConfig", Namespace: "default", Name: "web-cfg"}
-	annEdit = Edit{Path: []PathElem{PathElem{Field: "metadata"}, PathElem{Field: "annotations"}, PathElem{Field: "example.com/intercept"}}, Value: "true"}
+	svcKey  = core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"}
+	cfgKey  = core.ObjectKey{APIVersion: "cloud.tencent.com/v1alpha1", Kind: "TkeServiceConfig", Namespace: "default", Name: "web-cfg"}
+	annEdit = core.Edit{Path: []core.PathElem{core.PathElem{Field: "metadata"}, core.PathElem{Field: "annotations"}, core.PathElem{Field: "example.com/intercept"}}, Value: "true"}
 )
 
 // testDriver plans the given changes whenever their edits are not yet satisfied.
-func testDriver(changes ...Change) funcDriver {
-	return funcDriver{PlanFn: func(ctx context.Context, req *PlanRequest) (*Plan, error) {
-		p := &Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
+func testDriver(changes ...core.Change) drivertest.DriverFuncs {
+	return drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+		p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
 		for _, ch := range changes {
-			if ch.By == WriterCluster && req.Reader != nil {
+			if ch.By == core.WriterCluster && req.Reader != nil {
 				live, err := req.Reader.Get(ctx, *ch.Object)
 				if err != nil {
 					return nil, err
@@ -162,23 +53,23 @@ func testDriver(changes ...Change) funcDriver {
 	}}
 }
 
-func atRiskDialect() fakeDialect {
-	return fakeDialect{t: &Translation{Exposure: *throughLB(nil), Offers: []Offer{offerIntercept}}}
+func atRiskDialect() core.FakeDialect {
+	return core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.OfferIntercept}}}
 }
 
 func TestReconcileWritesOnceAndKeepsForeignFields(t *testing.T) {
-	mem := newMemCluster(uobj("v1", "Service", "default", "web", map[string]any{
+	mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"owner": "team-a"}},
 		"spec":     map[string]any{"type": "LoadBalancer"},
 	}))
-	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}, Field: annEdit.String(), To: "true"})
-	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
+	drv := testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}, Field: annEdit.String(), To: "true"})
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
 	out, err := r.Reconcile(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Written) != 1 || len(mem.writes) != 1 || mem.writes[0] != "apply Service default/web" {
-		t.Fatalf("written %v, writes %v", out.Written, mem.writes)
+	if len(out.Written) != 1 || len(mem.Writes()) != 1 || mem.Writes()[0] != "apply Service default/web" {
+		t.Fatalf("written %v, writes %v", out.Written, mem.Writes())
 	}
 	live, _ := mem.Get(context.Background(), svcKey)
 	if got := live.GetAnnotations(); !cmp.Equal(got, map[string]string{"owner": "team-a", "example.com/intercept": "true"}) {
@@ -186,99 +77,99 @@ func TestReconcileWritesOnceAndKeepsForeignFields(t *testing.T) {
 	}
 	// A second run with nothing changed writes nothing.
 	out, err = r.Reconcile(context.Background(), nil, nil)
-	if err != nil || len(out.Written) != 0 || len(mem.writes) != 1 || !out.Plan.Empty() {
-		t.Errorf("second run: written %v, writes %v, err %v", out.Written, mem.writes, err)
+	if err != nil || len(out.Written) != 0 || len(mem.Writes()) != 1 || !out.Plan.Empty() {
+		t.Errorf("second run: written %v, writes %v, err %v", out.Written, mem.Writes(), err)
 	}
 }
 
 func TestReconcileUpdateRetriesConflicts(t *testing.T) {
-	mem := newMemCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, map[string]any{
+	mem := drivertest.NewCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, map[string]any{
 		"spec": map[string]any{"loadBalancer": map[string]any{"l4Listeners": []any{
 			map[string]any{"protocol": "TCP", "port": int64(80), "healthCheck": map[string]any{"enable": true}},
 		}}},
 	}))
-	mem.conflicts = 2
-	drv := testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})
-	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
+	mem.InjectConflicts(2)
+	drv := testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := mem.Get(context.Background(), cfgKey)
-	if !snatEdit.Satisfied(live.Object) || live.GetLabels()["touched"] != "by-someone-else" {
+	if !core.SnatEdit.Satisfied(live.Object) || live.GetLabels()["drivertest/touched"] == "" {
 		t.Errorf("object = %v: the edit must land on top of the other writer's change", live.Object)
 	}
 	hc, _, _ := unstructured.NestedSlice(live.Object, "spec", "loadBalancer", "l4Listeners")
 	if hc[0].(map[string]any)["healthCheck"] == nil {
 		t.Error("a foreign field was dropped")
 	}
-	if len(mem.writes) != 3 {
-		t.Errorf("writes = %v, want 2 conflicts then success", mem.writes)
+	if len(mem.Writes()) != 3 {
+		t.Errorf("writes = %v, want 2 conflicts then success", mem.Writes())
 	}
 }
 
 func TestReconcileGivesUpAfterConflictRetries(t *testing.T) {
-	mem := newMemCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, nil))
-	mem.conflicts = 10
-	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})),
-		WithClusterWriter(mem), WithConflictRetries(1))
-	if _, err := r.Reconcile(context.Background(), nil, nil); !errors.Is(err, ErrConflict) {
-		t.Errorf("err = %v, want ErrConflict", err)
+	mem := drivertest.NewCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, nil))
+	mem.InjectConflicts(10)
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})),
+		core.WithClusterWriter(mem), core.WithConflictRetries(1))
+	if _, err := r.Reconcile(context.Background(), nil, nil); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("err = %v, want core.ErrConflict", err)
 	}
 }
 
 func TestReconcileCreatesFromTemplate(t *testing.T) {
-	mem := newMemCluster()
+	mem := drivertest.NewCluster()
 	tmpl := uobj("", "", "", "", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "loopguard"}}})
-	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Create: true, Template: tmpl, Edits: []Edit{snatEdit}})), WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Create: true, Template: tmpl, Edits: []core.Edit{core.SnatEdit}})), core.WithClusterWriter(mem))
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := mem.Get(context.Background(), cfgKey)
-	if live == nil || !snatEdit.Satisfied(live.Object) || live.GetLabels()["app.kubernetes.io/managed-by"] != "loopguard" || live.GetKind() != "TkeServiceConfig" {
+	if live == nil || !core.SnatEdit.Satisfied(live.Object) || live.GetLabels()["app.kubernetes.io/managed-by"] != "loopguard" || live.GetKind() != "TkeServiceConfig" {
 		t.Errorf("created %v", live)
 	}
 }
 
 func TestReconcileWaitsForObjectItMustNotCreate(t *testing.T) {
-	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &cfgKey, Strategy: StrategyUpdate, Edits: []Edit{snatEdit}})), WithClusterWriter(newMemCluster()))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})), core.WithClusterWriter(drivertest.NewCluster()))
 	_, err := r.Reconcile(context.Background(), nil, nil)
-	var re *RetryError
-	if !errors.As(err, &re) || !errors.Is(err, ErrRetryLater) {
-		t.Errorf("err = %v, want a RetryError", err)
+	var re *core.RetryError
+	if !errors.As(err, &re) || !errors.Is(err, core.ErrRetryLater) {
+		t.Errorf("err = %v, want a core.RetryError", err)
 	}
 }
 
 func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
-	write := Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}}
+	write := core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}}
 	cases := map[string]struct {
-		dialect fakeDialect
-		changes []Change
-		opts    []ReconcilerOption
+		dialect core.FakeDialect
+		changes []core.Change
+		opts    []core.ReconcilerOption
 		kind    error
 	}{
 		"TentativeDecision": {
-			dialect: fakeDialect{t: &Translation{Exposure: *throughLB(func(e *Exposure) { e.Intercept = Unknown }), Offers: []Offer{offerIntercept}}},
-			changes: []Change{write}, kind: ErrPrecondition,
+			dialect: core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(func(e *core.Exposure) { e.Intercept = core.Unknown }), Offers: []core.Offer{core.OfferIntercept}}},
+			changes: []core.Change{write}, kind: core.ErrPrecondition,
 		},
 		"TicketNotGranted": {
-			dialect: fakeDialect{t: &Translation{Exposure: *throughLB(nil), Offers: []Offer{unmet(offerSNAT, PreconditionAllowlist, "clb-l4-snat")}}},
-			changes: []Change{write}, opts: []ReconcilerOption{WithPolicy(Policy{AllowTickets: true})}, kind: ErrNotAllowlisted,
+			dialect: core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.Unmet(core.OfferSNAT, core.PreconditionAllowlist, "clb-l4-snat")}}},
+			changes: []core.Change{write}, opts: []core.ReconcilerOption{core.WithPolicy(core.Policy{AllowTickets: true})}, kind: core.ErrNotAllowlisted,
 		},
 		"DisruptiveNotAllowed": {
 			dialect: atRiskDialect(),
-			changes: []Change{write, {By: WriterCluster, Object: &svcKey, Strategy: StrategyUpdate, Edits: []Edit{annEdit}, Disruptive: true}},
-			kind:    ErrImmutable,
+			changes: []core.Change{write, {By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{annEdit}, Disruptive: true}},
+			kind:    core.ErrImmutable,
 		},
 		"BadStrategy": {
 			dialect: atRiskDialect(),
-			changes: []Change{write, {By: WriterCluster, Object: &svcKey, Edits: []Edit{annEdit}}},
-			kind:    ErrInvalid,
+			changes: []core.Change{write, {By: core.WriterCluster, Object: &svcKey, Edits: []core.Edit{annEdit}}},
+			kind:    core.ErrInvalid,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
-			r := NewReconciler(NewProvider(tc.dialect, testDriver(tc.changes...)), append([]ReconcilerOption{WithClusterWriter(mem)}, tc.opts...)...)
+			mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", nil))
+			r := core.NewReconciler(core.NewProvider(tc.dialect, testDriver(tc.changes...)), append([]core.ReconcilerOption{core.WithClusterWriter(mem)}, tc.opts...)...)
 			p, err := r.Plan(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -289,20 +180,20 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 			if _, err := r.Apply(context.Background(), p); !errors.Is(err, tc.kind) {
 				t.Errorf("apply err = %v, want %v", err, tc.kind)
 			}
-			if len(mem.writes) != 0 {
-				t.Errorf("writes = %v, want none", mem.writes)
+			if len(mem.Writes()) != 0 {
+				t.Errorf("writes = %v, want none", mem.Writes())
 			}
 		})
 	}
 }
 
 func TestReconcileWithoutWriterPlansButRefusesToApply(t *testing.T) {
-	r := NewReconciler(NewProvider(atRiskDialect(), testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}})))
 	p, err := r.Plan(context.Background(), nil, nil)
 	if err != nil || p.Blocked != nil || len(p.Changes) != 1 {
 		t.Fatalf("offline plan = %+v, %v: a plan without a writer is still a plan", p, err)
 	}
-	if _, err := r.Apply(context.Background(), p); !errors.Is(err, ErrUnsupported) {
+	if _, err := r.Apply(context.Background(), p); !errors.Is(err, core.ErrUnsupported) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -311,21 +202,21 @@ func TestReconcileCloudAndUserChanges(t *testing.T) {
 	var applied []string
 	boom := errors.New("FailedOperation.ResourceInOperating")
 	drv := testDriver(
-		Change{By: WriterUser, Field: "podAntiAffinity", To: "required"},
-		Change{By: WriterCloud, Resource: "listener lbl-1", Field: "SnatEnable", To: "true"},
-		Change{By: WriterCloud, Resource: "listener lbl-2", Field: "SnatEnable", To: "true"},
+		core.Change{By: core.WriterUser, Field: "podAntiAffinity", To: "required"},
+		core.Change{By: core.WriterCloud, Resource: "listener lbl-1", Field: "SnatEnable", To: "true"},
+		core.Change{By: core.WriterCloud, Resource: "listener lbl-2", Field: "SnatEnable", To: "true"},
 	)
 	fail := true
-	drv.ApplyCloudFn = func(_ context.Context, ch *Change) (ApplyResult, error) {
+	drv.ApplyCloudFn = func(_ context.Context, ch *core.Change) (core.ApplyResult, error) {
 		if ch.Resource == "listener lbl-2" && fail {
-			return ApplyResult{}, RetryAfter(0, "task running", boom)
+			return core.ApplyResult{}, core.RetryAfter(0, "task running", boom)
 		}
 		applied = append(applied, ch.Resource)
-		return ApplyResult{Wrote: true}, nil
+		return core.ApplyResult{Wrote: true}, nil
 	}
-	r := NewReconciler(NewProvider(atRiskDialect(), drv))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv))
 	out, err := r.Reconcile(context.Background(), nil, nil)
-	if !errors.Is(err, ErrRetryLater) || !errors.Is(err, boom) {
+	if !errors.Is(err, core.ErrRetryLater) || !errors.Is(err, boom) {
 		t.Fatalf("err = %v: the retry kind and the cloud error must both be reachable", err)
 	}
 	if len(out.ForUser) != 1 || len(out.Written) != 1 || !cmp.Equal(applied, []string{"listener lbl-1"}) {
@@ -341,26 +232,26 @@ func TestReconcileCloudAndUserChanges(t *testing.T) {
 }
 
 func TestReconcileChecksPending(t *testing.T) {
-	mem := newMemCluster(uobj("v1", "Service", "default", "web", nil))
-	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})
+	mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", nil))
+	drv := testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}})
 	inner := drv.PlanFn
-	ipMode := Edit{Path: []PathElem{PathElem{Field: "status"}, PathElem{Field: "loadBalancer"}, PathElem{Field: "ingress"}, PathElem{Keys: map[string]any{"ip": "10.0.0.9"}}, PathElem{Field: "ipMode"}}, Value: "VIP"}
-	drv.PlanFn = func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+	ipMode := core.Edit{Path: []core.PathElem{core.PathElem{Field: "status"}, core.PathElem{Field: "loadBalancer"}, core.PathElem{Field: "ingress"}, core.PathElem{Keys: map[string]any{"ip": "10.0.0.9"}}, core.PathElem{Field: "ipMode"}}, Value: "VIP"}
+	drv.PlanFn = func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 		p, err := inner(ctx, req)
 		if p != nil {
-			p.Checks = []Check{{Object: svcKey, Edit: ipMode, Pending: "the cloud controller has not reconciled yet"}}
+			p.Checks = []core.Check{{Object: svcKey, Edit: ipMode, Pending: "the cloud controller has not reconciled yet"}}
 		}
 		return p, err
 	}
-	r := NewReconciler(NewProvider(atRiskDialect(), drv), WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
 	_, err := r.Reconcile(context.Background(), nil, nil)
-	var re *RetryError
+	var re *core.RetryError
 	if !errors.As(err, &re) || re.After <= 0 {
-		t.Fatalf("err = %v, want a RetryError with a delay", err)
+		t.Fatalf("err = %v, want a core.RetryError with a delay", err)
 	}
 	live, _ := mem.Get(context.Background(), svcKey)
 	_ = unstructured.SetNestedSlice(live.Object, []any{map[string]any{"ip": "10.0.0.9", "ipMode": "VIP"}}, "status", "loadBalancer", "ingress")
-	mem.put(live)
+	mem.Put(live)
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Errorf("after the controller caught up: %v", err)
 	}
@@ -369,15 +260,15 @@ func TestReconcileChecksPending(t *testing.T) {
 // TestPlanEvaluatedPlansFromTheGivenResult: PlanEvaluated hands the driver the caller's result
 // (no second evaluation) and blocks the plan as Plan does; without a result it is invalid input.
 func TestPlanEvaluatedPlansFromTheGivenResult(t *testing.T) {
-	drv := testDriver(Change{By: WriterCluster, Object: &svcKey, Strategy: StrategyApply, Edits: []Edit{annEdit}})
-	var got *Result
+	drv := testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}})
+	var got *core.Result
 	plan := drv.PlanFn
-	drv.PlanFn = func(ctx context.Context, req *PlanRequest) (*Plan, error) {
+	drv.PlanFn = func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 		got = req.Result
 		return plan(ctx, req)
 	}
-	r := NewReconciler(NewProvider(atRiskDialect(), drv))
-	res, err := Evaluate(atRiskDialect(), nil, nil, Policy{})
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv))
+	res, err := core.Evaluate(atRiskDialect(), nil, nil, core.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,9 +284,9 @@ func TestPlanEvaluatedPlansFromTheGivenResult(t *testing.T) {
 		t.Error("the driver did not get the caller's result")
 	}
 	if !cmp.Equal(p.Changes, want.Changes) || (p.Blocked == nil) != (want.Blocked == nil) {
-		t.Errorf("PlanEvaluated = %+v, Plan = %+v", p, want)
+		t.Errorf("PlanEvaluated = %+v, core.Plan = %+v", p, want)
 	}
-	if _, err := r.PlanEvaluated(context.Background(), nil, nil, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := r.PlanEvaluated(context.Background(), nil, nil, nil); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("without a result: %v, want invalid input", err)
 	}
 }

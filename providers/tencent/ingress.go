@@ -272,7 +272,7 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 		if i > 0 {
 			b.WriteString(" and ")
 		}
-		b.WriteString(selectorText(s.Spec.Selector) + " (Service " + s.Name + ")")
+		b.WriteString(dialect.PodsLabelled(s.Spec.Selector) + " (Service " + s.Name + ")")
 		if s.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
 			cluster = append(cluster, s.Name)
 		}
@@ -371,20 +371,4 @@ func sortedHostKeys(m map[string]map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func selectorText(m map[string]string) string {
-	if len(m) == 0 {
-		return "the backend Pods"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return "Pods labelled " + strings.Join(parts, ",")
 }
