@@ -34,7 +34,7 @@
 //     read back through AttrFlags containing "SnatEnable"; KeepaliveEnable is an integer
 //     for HTTP/HTTPS only (docs/sources.md#tke-clb-api).
 //   - Runs every write as a task whose ID is the write's RequestId: the change becomes
-//     visible when the task completes after Options.TaskDuration, and meanwhile other
+//     visible when the task completes after Options.TaskDuration (or a time drawn up to Options.TaskDurationMax), and meanwhile other
 //     writes on that load balancer fail with FailedOperation.ResourceInOperating.
 //   - Limits each action to Options.RateLimit requests per second (default 20), answering
 //     RequestLimitExceeded with the cloud's message.
