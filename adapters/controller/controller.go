@@ -187,6 +187,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 		c.metrics.latency.WithLabelValues(id.Kind).Observe(time.Since(start).Seconds())
 		if err != nil {
 			c.metrics.errors.WithLabelValues(id.Kind).Inc()
+			c.log.Debug("reconcile failed; retried with backoff", "object", id.String(), "error", err)
 		}
 	}()
 	obj, err := c.get(ctx, id)
