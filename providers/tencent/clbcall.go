@@ -123,6 +123,18 @@ func mentionsAllowlist(message string) bool {
 	return false
 }
 
+// callCode is what a CallObserver hears of a call's outcome: "" for success, the SDK error's
+// code, or "Unknown" for an error that carries none.
+func callCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if code := sdkCode(err); code != "" {
+		return code
+	}
+	return "Unknown"
+}
+
 // sdkCode returns the SDK error's code, or "".
 func sdkCode(err error) string {
 	var e *sdkerrors.TencentCloudSDKError
@@ -140,6 +152,7 @@ type clbCaller struct {
 	backoff Backoff
 	poll    time.Duration
 	timeout time.Duration
+	onCall  core.CallObserver
 
 	rps       float64
 	burst     int
@@ -189,7 +202,7 @@ func (c *clbCaller) lockLB(ctx context.Context, lbID string) (func(), error) {
 
 func newCLBCaller(api CLBAPI, o *DriverOptions, log hclog.Logger) (*clbCaller, error) {
 	c := &clbCaller{
-		api: api, log: log, backoff: o.Backoff, poll: o.TaskPollInterval, timeout: o.TaskTimeout,
+		api: api, log: log, backoff: o.Backoff, poll: o.TaskPollInterval, timeout: o.TaskTimeout, onCall: o.OnCall,
 		rps: o.RateLimit, burst: o.Burst, perAction: map[string]float64{}, limiters: map[string]*rate.Limiter{},
 		writing: map[string]*lbLock{},
 	}
@@ -255,6 +268,9 @@ func (c *clbCaller) do(ctx context.Context, action, target string, fn func(conte
 			return err
 		}
 		err := fn(ctx)
+		if c.onCall != nil {
+			c.onCall(action, callCode(err))
+		}
 		f := classify(err)
 		if f == failNone {
 			return nil

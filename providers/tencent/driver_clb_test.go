@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -640,5 +641,33 @@ func TestDirectOneWritePerCLB(t *testing.T) {
 		if !cl.listener(t, l).SnatEnable {
 			t.Errorf("%s: SNAT off", l)
 		}
+	}
+}
+
+// TestDirectOnCall: OnCall hears every request the driver sends, retries included, with the
+// cloud's error code when one failed: the same calls clbtest answered.
+func TestDirectOnCall(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: time.Millisecond},
+		&tencent.DriverOptions{OnCall: func(action, code string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if code != "" {
+				action += ":" + code
+			}
+			heard = append(heard, action)
+		}}, tencent.CapL4SNAT)
+	s.cloud.srv.InjectFault("ModifyListener", 1, clbtest.ThrottleFault(""))
+	if _, err := s.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := s.cloud.actions(); !slices.Equal(heard, want) {
+		t.Errorf("OnCall heard %v\nclbtest answered %v", heard, want)
+	}
+	if !slices.Contains(heard, "ModifyListener:RequestLimitExceeded") || !slices.Contains(heard, "ModifyListener") {
+		t.Errorf("the throttled write and its retry are not both heard: %v", heard)
 	}
 }
