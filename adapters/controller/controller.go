@@ -197,7 +197,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 		}
 		return reconcile.Result{}, err
 	}
-	cl, err := c.facts(ctx, id.Namespace)
+	cl, err := c.facts(ctx, id.Namespace, obj)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
