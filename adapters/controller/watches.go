@@ -329,26 +329,35 @@ func (c *Controller) affectedAmong(ctx context.Context, kind string, objs []clie
 		}
 		objs = kept
 	}
-	if len(objs) == 0 {
-		return nil
+	// An object never reconciled is enqueued as it is, unevaluated: its reconcile is due
+	// anyway (its own informer event queues it too), and at start-up, when no object has been
+	// reconciled yet, each of the many Node and Pod events would otherwise evaluate them all.
+	var reconciled []client.Object
+	for _, o := range objs {
+		id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
+		if _, seen := c.seen.Load(id); seen {
+			reconciled = append(reconciled, o)
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
+	}
+	if len(reconciled) == 0 {
+		return out
 	}
 	cl, err := c.facts(ctx, "")
 	if err != nil {
 		c.log.Warn("read facts for a dependency change", "error", err)
-		return nil
+		return out
 	}
-	for _, o := range objs {
+	for _, o := range reconciled {
 		id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
 		typed := o.DeepCopyObject()
 		res, err := core.Evaluate(c.dialect, typed, cl, c.profile.Policy)
-		prev, seen := c.seen.Load(id)
-		if core.IsNotExposed(err) {
-			if seen {
-				out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
-			}
-			continue
+		fp := notExposedPrint
+		if !core.IsNotExposed(err) {
+			fp = fingerprint(res, err)
 		}
-		if !seen || prev.(uint64) != fingerprint(res, err) {
+		if prev, seen := c.seen.Load(id); !seen || prev.(uint64) != fp {
 			out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
 		}
 	}
