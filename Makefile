@@ -10,7 +10,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-.PHONY: test race build lint bench fuzz fuzz-short update help
+.PHONY: test race build lint bench bench-converge bench-scale fuzz fuzz-short update help
 
 # test pipes go test -json through hack/testsummary; pipefail keeps go test's own exit status.
 SHELL := bash
@@ -43,6 +43,19 @@ lint:
 ## bench: the performance benchmarks of issue 2 (10,000 Services end to end, decoding)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./cmd/loopguard ./adapters/manifest
+
+## bench-converge: 1,000 LoadBalancer Services on 200 CLBs through the controller's workqueue in
+## TKE direct mode, against clbtest (20 requests/s per action, 1-3 s tasks) on a clock running
+## LOOPGUARD_CONVERGE_SCALE (5) times faster; prints one "converge:" line (about 2 min; builds
+## the envtest binaries on first use)
+bench-converge:
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -run '^$$' -bench '^BenchmarkConverge$$' -benchtime 1x -timeout 30m ./adapters/controller
+
+## bench-scale: bench-converge, then the controller's memory with 10,000 Services and 50,000
+## Pods in its informers and its no-op resync rate; prints a "memory:" line (filling the API
+## server takes most of the 15-20 min)
+bench-scale:
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -run '^$$' -bench '^(BenchmarkConverge|BenchmarkInformerMemory)$$' -benchtime 1x -benchmem -timeout 60m ./adapters/controller
 
 ## fuzz: a short run of each manifest fuzz target (FUZZTIME=30s each by default)
 FUZZTIME ?= 30s

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -63,7 +64,7 @@ func (c *Controller) mutate(ctx context.Context, req admission.Request) admissio
 		return admission.Allowed("")
 	}
 	svc.APIVersion, svc.Kind = "v1", "Service"
-	cl, err := c.facts(ctx, svc.Namespace)
+	cl, err := c.facts(ctx, svc.Namespace, svc)
 	if err != nil {
 		return admission.Allowed("").WithWarnings("loopguard: cluster facts unavailable: " + err.Error())
 	}
@@ -113,7 +114,7 @@ func (c *Controller) validate(ctx context.Context, req admission.Request, opts *
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	var obj runtime.Object
+	var obj client.Object
 	switch req.Kind.Kind {
 	case "Service":
 		s := &corev1.Service{}
@@ -142,7 +143,7 @@ func (c *Controller) validate(ctx context.Context, req admission.Request, opts *
 		return admission.Allowed("")
 	}
 	ns := req.Namespace
-	cl, err := c.facts(ctx, ns)
+	cl, err := c.facts(ctx, ns, obj)
 	if err != nil {
 		return admission.Allowed("").WithWarnings("loopguard: cluster facts unavailable: " + err.Error())
 	}

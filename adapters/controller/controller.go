@@ -70,7 +70,8 @@ type Controller struct {
 	metrics *metrics
 
 	// seen is what the last reconcile of each object evaluated (a fingerprint of its
-	// core.Result), so a dependency's change requeues only the objects it changes.
+	// core.Result, or notExposedPrint), so a dependency's change requeues only the objects it
+	// changes.
 	seen sync.Map // objectID → uint64
 
 	// evaluated, when set (tests), is called after every reconcile's evaluation.
@@ -86,6 +87,10 @@ type objectID struct {
 }
 
 func (id objectID) String() string { return id.Kind + " " + id.Namespace + "/" + id.Name }
+
+// notExposedPrint is what seen holds for an object whose last reconcile found it not exposed
+// (a ClusterIP Service, an Ingress of another class).
+const notExposedPrint uint64 = 0
 
 // Delays of requeues that are not the cloud's RetryError.
 const (
@@ -187,6 +192,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 		c.metrics.latency.WithLabelValues(id.Kind).Observe(time.Since(start).Seconds())
 		if err != nil {
 			c.metrics.errors.WithLabelValues(id.Kind).Inc()
+			c.log.Debug("reconcile failed; retried with backoff", "object", id.String(), "error", err)
 		}
 	}()
 	obj, err := c.get(ctx, id)
@@ -196,7 +202,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 		}
 		return reconcile.Result{}, err
 	}
-	cl, err := c.facts(ctx, id.Namespace)
+	cl, err := c.facts(ctx, id.Namespace, obj)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -206,6 +212,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 	}
 	if core.IsNotExposed(evalErr) {
 		c.forget(id)
+		c.seen.Store(id, notExposedPrint)
 		// A Service turned ClusterIP, an Ingress of another class: take the verdict back.
 		return reconcile.Result{}, c.unpublish(ctx, obj)
 	}

@@ -23,7 +23,9 @@
 // conflict requeues without an Event or an error.
 //
 // Metrics go to controller-runtime's registry (loopguard_exposures, loopguard_writes_total,
-// loopguard_reconcile_duration_seconds, loopguard_reconcile_errors_total); [ManagerOptions]
+// loopguard_reconcile_duration_seconds, loopguard_reconcile_errors_total, and, through
+// [CloudAPIMetrics] wired into the provider's options, loopguard_cloud_api_calls_total and
+// loopguard_cloud_api_errors_total by action); [ManagerOptions]
 // turns on leader election and the health and readiness probes. docs/controller.md is the
 // user guide; examples/controller is a runnable main.
 package controller

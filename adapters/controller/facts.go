@@ -9,17 +9,74 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loopguard/loopguard/core"
 )
 
-// facts builds the core.Cluster an evaluation reads from the informer cache: every Node,
-// IngressClass and Pod (declared clients may run in any namespace), the named ConfigMaps, and
-// the Services, EndpointSlices and custom objects of namespace ns ("" for every namespace).
-// The cache's objects are shared, not copied: core only reads them (core.Cluster's contract).
-func (c *Controller) facts(ctx context.Context, ns string) (*core.Cluster, error) {
+// facts builds the core.Cluster an evaluation reads from the informer cache: every Node and
+// IngressClass, the named ConfigMaps, and the Services, EndpointSlices and custom objects of
+// namespace ns ("" for every namespace). Of the Pods it reads those of ns (backends) and, in
+// every namespace, those the client selector of one of objs matches (its core.AnnotationClients,
+// else the profile's Clients): that is all an evaluation of objects of ns reads of Pods, and
+// with 50,000 Pods cached, reading every one for each reconcile is most of its cost. With ns ""
+// it reads every Pod. The cache's objects are shared, not copied: core only reads them
+// (core.Cluster's contract).
+func (c *Controller) facts(ctx context.Context, ns string, objs ...client.Object) (*core.Cluster, error) {
+	cl, err := c.clusterFacts(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.addPods(ctx, cl, ns, objs); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// addPods adds the Pods an evaluation of objs in ns reads (facts).
+func (c *Controller) addPods(ctx context.Context, cl *core.Cluster, ns string, objs []client.Object) error {
+	shared := client.UnsafeDisableDeepCopy
+	var pods corev1.PodList
+	if err := c.cache.List(ctx, &pods, shared, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("list Pods: %w", err)
+	}
+	for i := range pods.Items {
+		cl.Add(&pods.Items[i])
+	}
+	if ns == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, o := range objs {
+		expr := c.profile.Clients
+		if v, ok := o.GetAnnotations()[core.AnnotationClients]; ok {
+			expr = v
+		}
+		if expr == "" || seen[expr] {
+			continue
+		}
+		seen[expr] = true
+		sel, err := labels.Parse(expr)
+		if err != nil || sel.Empty() {
+			continue // the evaluation reports the bad selector
+		}
+		var clients corev1.PodList
+		if err := c.cache.List(ctx, &clients, shared, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return fmt.Errorf("list client Pods: %w", err)
+		}
+		for i := range clients.Items {
+			if p := &clients.Items[i]; p.Namespace != ns {
+				cl.Add(p)
+			}
+		}
+	}
+	return nil
+}
+
+// clusterFacts is facts without the Pods.
+func (c *Controller) clusterFacts(ctx context.Context, ns string) (*core.Cluster, error) {
 	var objs []runtime.Object
 	shared := client.UnsafeDisableDeepCopy
 	inNS := client.InNamespace(ns)
@@ -37,13 +94,6 @@ func (c *Controller) facts(ctx context.Context, ns string) (*core.Cluster, error
 	}
 	for i := range classes.Items {
 		objs = append(objs, &classes.Items[i])
-	}
-	var pods corev1.PodList
-	if err := c.cache.List(ctx, &pods, shared); err != nil {
-		return nil, fmt.Errorf("list Pods: %w", err)
-	}
-	for i := range pods.Items {
-		objs = append(objs, &pods.Items[i])
 	}
 	var svcs corev1.ServiceList
 	if err := c.cache.List(ctx, &svcs, shared, inNS); err != nil {

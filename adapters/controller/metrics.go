@@ -5,6 +5,9 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/loopguard/loopguard/core"
 )
 
 // metrics are the controller's Prometheus collectors.
@@ -81,4 +84,35 @@ func (m *metrics) forget(id objectID) {
 		m.exposures.WithLabelValues(old[:]...).Dec()
 		delete(m.last, id)
 	}
+}
+
+// CloudAPIMetrics returns a core.CallObserver for a provider's options
+// (tencent.DriverOptions.OnCall, volcengine.CLBReaderOptions.OnCall) that counts every cloud
+// API request in loopguard_cloud_api_calls_total{provider,action} and every failed one in
+// loopguard_cloud_api_errors_total{provider,action,code}. reg nil means controller-runtime's
+// registry, which the manager's metrics endpoint serves. The provider is built before Setup,
+// so the host wires the observer in itself:
+//
+//	calls, err := controller.CloudAPIMetrics(tencent.Name, nil)
+//	p, err := tencent.NewProvider(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: api, OnCall: calls})
+func CloudAPIMetrics(provider string, reg prometheus.Registerer) (core.CallObserver, error) {
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	calls, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loopguard_cloud_api_calls_total",
+		Help: "Cloud API requests the provider sent (each retry too), by provider and action."}, []string{"provider", "action"}))
+	if err != nil {
+		return nil, err
+	}
+	errs, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loopguard_cloud_api_errors_total",
+		Help: "Cloud API requests that failed, by provider, action and the cloud's error code."}, []string{"provider", "action", "code"}))
+	if err != nil {
+		return nil, err
+	}
+	return func(action, code string) {
+		calls.WithLabelValues(provider, action).Inc()
+		if code != "" {
+			errs.WithLabelValues(provider, action, code).Inc()
+		}
+	}, nil
 }

@@ -39,6 +39,11 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 		}); err != nil {
 		return err
 	}
+	for _, o := range []client.Object{&corev1.Service{}, &networkingv1.Ingress{}} {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), o, clientsIndex, declaresClients); err != nil {
+			return err
+		}
+	}
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 
 	svc := ctrl.NewControllerManagedBy(mgr).Named("loopguard-service").WithOptions(opts).
@@ -65,7 +70,13 @@ func (c *Controller) dependencies(b *builder.Builder, kind string) *builder.Buil
 	}), builder.WithPredicates(nodeChanged))
 	b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		pod := o.(*corev1.Pod)
-		return c.affected(ctx, kind, func(obj client.Object) bool { return c.declaresClient(obj, pod) })
+		keep := func(obj client.Object) bool { return c.declaresClient(obj, pod) }
+		if !c.profileSelects(pod) {
+			// Only an object's own annotation can declare this Pod a client: look at those
+			// objects only, not at every cached one for each of 50,000 Pod events.
+			return c.affectedAmong(ctx, kind, c.declaring(ctx, kind), keep)
+		}
+		return c.affected(ctx, kind, keep)
 	}), builder.WithPredicates(podChanged))
 	if len(c.cms) > 0 {
 		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -169,6 +180,55 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
+// clientsIndex indexes Services and Ingresses that carry core.AnnotationClients.
+const clientsIndex = "loopguard.io/declares-clients"
+
+func declaresClients(o client.Object) []string {
+	if _, ok := o.GetAnnotations()[core.AnnotationClients]; ok {
+		return []string{"true"}
+	}
+	return nil
+}
+
+// profileSelects reports whether the profile's client selector selects the Pod (an invalid
+// one selects every Pod: the evaluation reports it).
+func (c *Controller) profileSelects(pod *corev1.Pod) bool {
+	if c.profile.Clients == "" {
+		return false
+	}
+	s, err := labels.Parse(c.profile.Clients)
+	return err != nil || s.Matches(labels.Set(pod.Labels))
+}
+
+// declaring lists the candidates of kind that declare their own clients (the annotation).
+func (c *Controller) declaring(ctx context.Context, kind string) []client.Object {
+	var out []client.Object
+	match := client.MatchingFields{clientsIndex: "true"}
+	switch kind {
+	case "Service":
+		var list corev1.ServiceList
+		if err := c.cache.List(ctx, &list, client.UnsafeDisableDeepCopy, match); err != nil {
+			c.log.Warn("list Services", "error", err)
+			return nil
+		}
+		for i := range list.Items {
+			if list.Items[i].Spec.Type == corev1.ServiceTypeLoadBalancer {
+				out = append(out, &list.Items[i])
+			}
+		}
+	default:
+		var list networkingv1.IngressList
+		if err := c.cache.List(ctx, &list, client.UnsafeDisableDeepCopy, match); err != nil {
+			c.log.Warn("list Ingresses", "error", err)
+			return nil
+		}
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out
+}
+
 // declaresClient reports whether obj's declared clients (its loopguard.io/clients annotation,
 // else the profile's) select the Pod.
 func (c *Controller) declaresClient(obj client.Object, pod *corev1.Pod) bool {
@@ -252,10 +312,14 @@ func (c *Controller) candidates(ctx context.Context, kind string) []client.Objec
 // reconciled. Evaluation is pure and reads only the cache, so a Node's label change costs one
 // in-memory evaluation per object and reconciles (API reads and writes) only those it changes.
 func (c *Controller) affected(ctx context.Context, kind string, keep func(client.Object) bool) (out []reconcile.Request) {
+	return c.affectedAmong(ctx, kind, c.candidates(ctx, kind), keep)
+}
+
+// affectedAmong is affected over the given candidates.
+func (c *Controller) affectedAmong(ctx context.Context, kind string, objs []client.Object, keep func(client.Object) bool) (out []reconcile.Request) {
 	if c.mapped != nil {
 		defer func() { c.mapped(kind, out) }()
 	}
-	objs := c.candidates(ctx, kind)
 	if keep != nil {
 		kept := objs[:0]
 		for _, o := range objs {
@@ -265,26 +329,35 @@ func (c *Controller) affected(ctx context.Context, kind string, keep func(client
 		}
 		objs = kept
 	}
-	if len(objs) == 0 {
-		return nil
+	// An object never reconciled is enqueued as it is, unevaluated: its reconcile is due
+	// anyway (its own informer event queues it too), and at start-up, when no object has been
+	// reconciled yet, each of the many Node and Pod events would otherwise evaluate them all.
+	var reconciled []client.Object
+	for _, o := range objs {
+		id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
+		if _, seen := c.seen.Load(id); seen {
+			reconciled = append(reconciled, o)
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
+	}
+	if len(reconciled) == 0 {
+		return out
 	}
 	cl, err := c.facts(ctx, "")
 	if err != nil {
 		c.log.Warn("read facts for a dependency change", "error", err)
-		return nil
+		return out
 	}
-	for _, o := range objs {
+	for _, o := range reconciled {
 		id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
 		typed := o.DeepCopyObject()
 		res, err := core.Evaluate(c.dialect, typed, cl, c.profile.Policy)
-		prev, seen := c.seen.Load(id)
-		if core.IsNotExposed(err) {
-			if seen {
-				out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
-			}
-			continue
+		fp := notExposedPrint
+		if !core.IsNotExposed(err) {
+			fp = fingerprint(res, err)
 		}
-		if !seen || prev.(uint64) != fingerprint(res, err) {
+		if prev, seen := c.seen.Load(id); !seen || prev.(uint64) != fp {
 			out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
 		}
 	}

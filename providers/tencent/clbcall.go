@@ -124,6 +124,18 @@ func mentionsAllowlist(message string) bool {
 	return false
 }
 
+// callCode is what a CallObserver hears of a call's outcome: "" for success, the SDK error's
+// code, or "Unknown" for an error that carries none.
+func callCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if code := sdkCode(err); code != "" {
+		return code
+	}
+	return "Unknown"
+}
+
 // sdkCode returns the SDK error's code, or "".
 func sdkCode(err error) string {
 	var e *sdkerrors.TencentCloudSDKError
@@ -141,6 +153,7 @@ type clbCaller struct {
 	backoff Backoff
 	poll    time.Duration
 	timeout time.Duration
+	onCall  core.CallObserver
 
 	rps       float64
 	burst     int
@@ -150,12 +163,53 @@ type clbCaller struct {
 
 	// taskReadable is set once DescribeTaskStatus is known to be allowed (checkTaskReadable).
 	taskReadable atomic.Bool
+
+	// writing holds a token per load balancer while one of this driver's writes and its task
+	// run on it (lockLB).
+	writing map[string]*lbLock
+}
+
+// lbLock is one load balancer's write token and how many callers hold or wait for it.
+type lbLock struct {
+	token chan struct{}
+	users int
+}
+
+// lockLB waits until no other write of this driver runs on the load balancer and returns the
+// function that lets the next one go. CLB runs one task at a time per load balancer and
+// refuses other writes meanwhile (FailedOperation.ResourceInOperating): writes that wait here
+// instead of being refused spend no ModifyListener quota on refusals and start as soon as the
+// task before them ends, not after a backoff.
+func (c *clbCaller) lockLB(ctx context.Context, lbID string) (func(), error) {
+	c.mu.Lock()
+	l := c.writing[lbID]
+	if l == nil {
+		l = &lbLock{token: make(chan struct{}, 1)}
+		c.writing[lbID] = l
+	}
+	l.users++
+	c.mu.Unlock()
+	release := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if l.users--; l.users == 0 {
+			delete(c.writing, lbID)
+		}
+	}
+	select {
+	case l.token <- struct{}{}:
+		return func() { <-l.token; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }
 
 func newCLBCaller(api CLBAPI, o *DriverOptions, log hclog.Logger) (*clbCaller, error) {
 	c := &clbCaller{
-		api: api, log: log, backoff: o.Backoff, poll: o.TaskPollInterval, timeout: o.TaskTimeout,
+		api: api, log: log, backoff: o.Backoff, poll: o.TaskPollInterval, timeout: o.TaskTimeout, onCall: o.OnCall,
 		rps: o.RateLimit, burst: o.Burst, perAction: map[string]float64{}, limiters: map[string]*rate.Limiter{},
+		writing: map[string]*lbLock{},
 	}
 	if c.rps == 0 {
 		c.rps = DefaultRateLimit
@@ -219,6 +273,9 @@ func (c *clbCaller) do(ctx context.Context, action, target string, fn func(conte
 			return err
 		}
 		err := fn(ctx)
+		if c.onCall != nil {
+			c.onCall(action, callCode(err))
+		}
 		f := classify(err)
 		if f == failNone {
 			return nil
@@ -444,9 +501,14 @@ func (c *clbCaller) modifyListener(ctx context.Context, w *listenerWrite) (strin
 }
 
 // waitTask polls DescribeTaskStatus until the task ends: nil when it succeeded, a *TaskError
-// when it failed, a core.RetryError when it still runs after the timeout.
+// when it failed, a core.RetryError when it still runs after the timeout. The first poll comes
+// one poll interval after the write: a task takes its time (about 1–3 s on CLB), and a poll
+// sent at once would only spend DescribeTaskStatus' rate limit, which every task shares.
 func (c *clbCaller) waitTask(ctx context.Context, taskID, target string) error {
 	deadline := time.Now().Add(c.timeout)
+	if err := sleep(ctx, c.poll); err != nil {
+		return err
+	}
 	for {
 		var status int64 = -1
 		var msg string

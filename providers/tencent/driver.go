@@ -96,6 +96,10 @@ type DriverOptions struct {
 	ActionRateLimits map[string]float64
 	// Backoff tunes retries of throttled, busy and transiently failed calls.
 	Backoff Backoff
+	// OnCall, when set, is told of every CLB API request the driver sends (each retry
+	// too), with the cloud's error code when it failed ("ClientError.NetworkError" and the
+	// like for failures on the way).
+	OnCall core.CallObserver
 	// TaskPollInterval and TaskTimeout tune waiting for a write's task; zero means
 	// DefaultTaskPollInterval and DefaultTaskTimeout.
 	TaskPollInterval time.Duration

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -590,5 +591,94 @@ func TestDirectAuthenticationErrors(t *testing.T) {
 				t.Errorf("wrote %v", w)
 			}
 		})
+	}
+}
+
+// TestDirectOneWritePerCLB: concurrent writes on one CLB wait for each other on the driver's
+// side instead of being refused as ResourceInOperating, while writes on another CLB go ahead.
+func TestDirectOneWritePerCLB(t *testing.T) {
+	cl := startCloud(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 20 * time.Millisecond})
+	cl.seedLB(t, "lb-a", "TCP/80", "TCP/81", "TCP/82")
+	cl.seedLB(t, "lb-b", "TCP/90", "TCP/91")
+	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
+	var changes []core.Change
+	for _, svc := range []runtime.Object{
+		privateService("a", map[string]string{tencent.AnnotationLoadBalancerID: "lb-a"}, "TCP/80", "TCP/81", "TCP/82"),
+		privateService("b", map[string]string{tencent.AnnotationLoadBalancerID: "lb-b"}, "TCP/90", "TCP/91"),
+	} {
+		p, _ := planFor(t, drv, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc), snatPolicy, nil)
+		changes = append(changes, p.Changes...)
+	}
+	if len(changes) != 5 {
+		t.Fatalf("planned %d changes, want 5", len(changes))
+	}
+	cl.srv.ResetCalls()
+	errs := make(chan error, len(changes))
+	for i := range changes {
+		go func() {
+			_, err := drv.ApplyCloud(context.Background(), &changes[i])
+			errs <- err
+		}()
+	}
+	for range changes {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	var order []string // the CLB of each accepted write, in order
+	for _, c := range cl.srv.Calls() {
+		if c.ErrorCode == clbtest.CodeResourceInOperating {
+			t.Errorf("a write was refused as busy: %+v", c)
+		}
+		if c.Action == "ModifyListener" && c.ErrorCode == "" {
+			order = append(order, c.Param("LoadBalancerId"))
+		}
+	}
+	if len(order) != 5 {
+		t.Fatalf("accepted writes on %v, want 5", order)
+	}
+	// lb-a's three writes take three tasks one after the other; lb-b's first write does not
+	// wait for them.
+	lastA := 0
+	for i, lb := range order {
+		if lb == "lb-a" {
+			lastA = i
+		}
+	}
+	if slices.Index(order, "lb-b") > lastA {
+		t.Errorf("writes on lb-b waited for lb-a's: %v", order)
+	}
+	for _, l := range []string{"TCP/80", "TCP/81", "TCP/82", "TCP/90", "TCP/91"} {
+		if !cl.listener(t, l).SnatEnable {
+			t.Errorf("%s: SNAT off", l)
+		}
+	}
+}
+
+// TestDirectOnCall: OnCall hears every request the driver sends, retries included, with the
+// cloud's error code when one failed: the same calls clbtest answered.
+func TestDirectOnCall(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: time.Millisecond},
+		&tencent.DriverOptions{OnCall: func(action, code string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if code != "" {
+				action += ":" + code
+			}
+			heard = append(heard, action)
+		}}, tencent.CapL4SNAT)
+	s.cloud.srv.InjectFault("ModifyListener", 1, clbtest.ThrottleFault(""))
+	if _, err := s.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := s.cloud.actions(); !slices.Equal(heard, want) {
+		t.Errorf("OnCall heard %v\nclbtest answered %v", heard, want)
+	}
+	if !slices.Contains(heard, "ModifyListener:RequestLimitExceeded") || !slices.Contains(heard, "ModifyListener") {
+		t.Errorf("the throttled write and its retry are not both heard: %v", heard)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	corev1 "k8s.io/api/core/v1"
@@ -325,7 +326,9 @@ func (pr *planning) liveObject(ctx context.Context) (runtime.Object, error) {
 // DescribeTaskStatus, and reads the listener back. A refusal by the cloud (docs/sources.md#tke-clb-api) is a
 // *core.AllowlistError wrapping the cloud's error (a Reconciler with a core.CapabilityCache
 // remembers it). A busy or throttling CLB is retried with backoff and, past the budget, is a
-// core.RetryError; so is a task still running after DriverOptions.TaskTimeout.
+// core.RetryError; so is a task still running after DriverOptions.TaskTimeout. Concurrent
+// calls for listeners of one CLB take turns (CLB runs one task per load balancer at a time);
+// calls for different CLBs run at once, within the per-action rate limits.
 func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyResult, error) {
 	none := core.ApplyResult{}
 	if ch == nil || ch.By != core.WriterCloud {
@@ -340,35 +343,19 @@ func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyRes
 	}
 	log := d.log.With("loadBalancerId", w.lbID, "listenerId", w.listenerID, "attribute", w.attribute)
 
-	l, err := d.readListener(ctx, w)
+	// One write of this driver at a time per CLB, from the read that decides it to the end of
+	// its task: the read then sees what the write before it did.
+	unlock, err := d.clb.lockLB(ctx, w.lbID)
 	if err != nil {
 		return none, err
 	}
-	if w.satisfied(l) {
-		log.Debug("listener already set")
-		return none, nil
-	}
-	if err := d.clb.checkTaskReadable(ctx, w.target()); err != nil {
-		return none, err
-	}
-	taskID, err := d.clb.modifyListener(ctx, w)
-	if err != nil {
-		if classify(err) == failNotEnabled {
-			return none, NewAllowlistError(w.object, w.capability(), err)
-		}
-		return none, err
-	}
-	wrote := core.ApplyResult{Wrote: true}
-	log.Info("listener write accepted", "task", taskID)
-	if err := d.clb.waitTask(ctx, taskID, w.target()); err != nil {
-		var te *TaskError
-		if errors.As(err, &te) && mentionsAllowlist(te.Message) {
-			return wrote, NewAllowlistError(w.object, w.capability(), te)
-		}
+	wrote, taskID, err := d.writeListener(ctx, w, log)
+	unlock()
+	if err != nil || !wrote.Wrote {
 		return wrote, err
 	}
 	// The task says done; only the listener says whether it took (docs/sources.md#tke-clb-api).
-	l, err = d.readListener(ctx, w)
+	l, err := d.readListener(ctx, w)
 	if err != nil {
 		return wrote, err
 	}
@@ -379,6 +366,40 @@ func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyRes
 	}
 	log.Info("listener verified", "task", taskID)
 	return wrote, nil
+}
+
+// writeListener reads the listener and, unless it is already as wanted, writes it and waits
+// for the write's task.
+func (d *Driver) writeListener(ctx context.Context, w *listenerWrite, log hclog.Logger) (core.ApplyResult, string, error) {
+	none := core.ApplyResult{}
+	l, err := d.readListener(ctx, w)
+	if err != nil {
+		return none, "", err
+	}
+	if w.satisfied(l) {
+		log.Debug("listener already set")
+		return none, "", nil
+	}
+	if err := d.clb.checkTaskReadable(ctx, w.target()); err != nil {
+		return none, "", err
+	}
+	taskID, err := d.clb.modifyListener(ctx, w)
+	if err != nil {
+		if classify(err) == failNotEnabled {
+			return none, "", NewAllowlistError(w.object, w.capability(), err)
+		}
+		return none, "", err
+	}
+	wrote := core.ApplyResult{Wrote: true}
+	log.Info("listener write accepted", "task", taskID)
+	if err := d.clb.waitTask(ctx, taskID, w.target()); err != nil {
+		var te *TaskError
+		if errors.As(err, &te) && mentionsAllowlist(te.Message) {
+			return wrote, taskID, NewAllowlistError(w.object, w.capability(), te)
+		}
+		return wrote, taskID, err
+	}
+	return wrote, taskID, nil
 }
 
 // readListener reads one listener by ID.

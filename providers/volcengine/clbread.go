@@ -45,6 +45,9 @@ type CLBReaderOptions struct {
 	// Logger defaults to a null logger. Credentials never reach it: the reader never sends
 	// them itself (it reads the SDK client's only to keep them out of error texts).
 	Logger hclog.Logger
+	// OnCall, when set, is told of every API request the reader sends, with the cloud's
+	// error code when it failed.
+	OnCall core.CallObserver
 }
 
 // CLBReader reads what the Volcengine API says about the CLBs of Services, for the facts their
@@ -59,6 +62,7 @@ type CLBReader struct {
 	pageSize int64
 	retry    time.Duration
 	log      hclog.Logger
+	onCall   core.CallObserver
 }
 
 // NewCLBReader returns a reader over client, typically clb.New(session); opts may be nil.
@@ -74,6 +78,7 @@ func NewCLBReader(client CLBAPI, opts *CLBReaderOptions) *CLBReader {
 		if opts.Logger != nil {
 			r.log = opts.Logger
 		}
+		r.onCall = opts.OnCall
 	}
 	r.log = r.log.Named("volcengine-clb")
 	if c, ok := client.(*clb.CLB); ok && c.Config.Credentials != nil {
@@ -336,6 +341,7 @@ func serviceListenerKeys(svc *corev1.Service) []ListenerKey {
 func (r *CLBReader) describeByIDs(ctx context.Context, ids []string) ([]*clbRecord, error) {
 	in := &clb.DescribeLoadBalancersInput{LoadBalancerIds: sdk.StringSlice(ids), PageSize: sdk.Int64(maxIDsPerCall)}
 	out, err := r.client.DescribeLoadBalancersWithContext(ctx, in)
+	r.observe("DescribeLoadBalancers", err)
 	if err != nil {
 		return nil, r.classify(ctx, "DescribeLoadBalancers", err)
 	}
@@ -359,6 +365,7 @@ func (r *CLBReader) describeByAddress(ctx context.Context, addr string) (*clbRec
 		{EipAddress: sdk.String(addr)},
 	} {
 		out, err := r.client.DescribeLoadBalancersWithContext(ctx, in)
+		r.observe("DescribeLoadBalancers", err)
 		if err != nil {
 			return nil, r.classify(ctx, "DescribeLoadBalancers", err)
 		}
@@ -398,6 +405,7 @@ func (r *CLBReader) listeners(ctx context.Context, id string) ([]ListenerFacts, 
 	for page := int64(1); ; page++ {
 		resp, err := r.client.DescribeListenersWithContext(ctx, &clb.DescribeListenersInput{
 			LoadBalancerId: sdk.String(id), PageNumber: sdk.Int64(page), PageSize: sdk.Int64(r.pageSize)})
+		r.observe("DescribeListeners", err)
 		if err != nil {
 			return out, r.classify(ctx, "DescribeListeners", err)
 		}
@@ -409,6 +417,7 @@ func (r *CLBReader) listeners(ctx context.Context, id string) ([]ListenerFacts, 
 			pp := l.ProxyProtocolType
 			if pp == nil && lf.ID != "" {
 				attr, err := r.client.DescribeListenerAttributesWithContext(ctx, &clb.DescribeListenerAttributesInput{ListenerId: sdk.String(lf.ID)})
+				r.observe("DescribeListenerAttributes", err)
 				if err != nil {
 					return out, r.classify(ctx, "DescribeListenerAttributes", err)
 				}
@@ -434,6 +443,22 @@ func proxyProtocolFact(v string) core.Fact {
 		return core.No
 	}
 	return core.Unknown
+}
+
+// observe tells OnCall of one request: "" for success, the SDK error's code, or "Unknown".
+func (r *CLBReader) observe(action string, err error) {
+	if r.onCall == nil {
+		return
+	}
+	code := ""
+	if err != nil {
+		code = "Unknown"
+		var ve volcengineerr.Error
+		if errors.As(err, &ve) && ve.Code() != "" {
+			code = ve.Code()
+		}
+	}
+	r.onCall(action, code)
 }
 
 // Throttling codes: FlowLimitExceeded is the gateway's (docs 6448/76370);

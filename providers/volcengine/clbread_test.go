@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,29 @@ func TestCLBReaderFallsBackToListenerAttributes(t *testing.T) {
 	}
 	if n := len(srv.CallsTo("DescribeListenerAttributes")); n != 2 {
 		t.Errorf("DescribeListenerAttributes calls = %d, want one per listener", n)
+	}
+}
+
+// TestCLBReaderOnCall: OnCall hears each request with the cloud's code when it failed.
+func TestCLBReaderOnCall(t *testing.T) {
+	srv, client := cloud(t, reusedPrivate)
+	var heard []string
+	r := volcengine.NewCLBReader(client, &volcengine.CLBReaderOptions{OnCall: func(action, code string) {
+		heard = append(heard, action+" "+code)
+	}})
+	svc := lbService("reused", map[string]string{volcengine.AnnotationLoadBalancerID: "clb-reused"})
+	if _, err := r.Snapshot(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	srv.InjectFault(clbtest.Fault{Action: "DescribeLoadBalancers", Code: clbtest.CodeFlowLimitExceeded})
+	if _, err := r.Snapshot(context.Background(), svc); err == nil {
+		t.Fatal("no error from the throttled read")
+	}
+	want := []string{"DescribeLoadBalancers ", "DescribeListeners ", "DescribeLoadBalancers " + clbtest.CodeFlowLimitExceeded}
+	if !slices.Equal(heard, want) {
+		t.Errorf("OnCall heard %q, want %q", heard, want)
+	}
+	if n := len(srv.Calls()); n != len(heard) {
+		t.Errorf("clbtest answered %d calls, OnCall heard %d", n, len(heard))
 	}
 }

@@ -2,6 +2,7 @@ package clbtest_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -103,6 +104,42 @@ func TestSetTaskDuration(t *testing.T) {
 	}
 	if elapsed := time.Since(began); elapsed < 30*time.Millisecond {
 		t.Errorf("task finished after %v, want at least 30ms", elapsed)
+	}
+}
+
+// TestTaskDurationSpread: with TaskDurationMax each task runs a drawn time within the range,
+// and the draws differ; SetTaskDuration goes back to one fixed time.
+func TestTaskDurationSpread(t *testing.T) {
+	clock := clbtest.NewManualClock(time.Now())
+	srv := start(t, &clbtest.Options{Now: clock.Now, TaskDuration: time.Second, TaskDurationMax: 3 * time.Second,
+		RateLimit: clbtest.Unlimited, Allowlist: []clbtest.Capability{clbtest.L4SNAT}})
+	c := client(t, srv)
+	seen := map[time.Duration]bool{}
+	for i := range 20 {
+		lb := fmt.Sprintf("lb-%02d", i)
+		seedLB(t, srv, lb)
+		id, err := modify(t, c, lb, lb+"-tcp", enableSNAT)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, _ := srv.Task(id)
+		d := task.Due.Sub(task.Started)
+		if d < time.Second || d > 3*time.Second {
+			t.Fatalf("task %d runs %v, want within [1s, 3s]", i, d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("20 tasks all ran %v: no spread", seen)
+	}
+	srv.SetTaskDuration(2 * time.Second)
+	seedLB(t, srv, "lb-fixed")
+	id, err := modify(t, c, "lb-fixed", "lb-fixed-tcp", enableSNAT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, _ := srv.Task(id); task.Due.Sub(task.Started) != 2*time.Second {
+		t.Errorf("after SetTaskDuration a task runs %v, want 2s", task.Due.Sub(task.Started))
 	}
 }
 

@@ -36,9 +36,10 @@
 //     "SnatEnable"; KeepaliveEnable is an integer for HTTP/HTTPS only
 //     (docs/sources.md#tke-clb-api).
 //   - Runs every write as a task whose ID is the write's RequestId: the change becomes
-//     visible when the task completes after Options.TaskDuration (a new load balancer's or
-//     listener's ID is answered at once, the object appears with the task), and meanwhile
-//     other writes on that load balancer fail with FailedOperation.ResourceInOperating.
+//     visible when the task completes after Options.TaskDuration (or a time drawn up to
+//     Options.TaskDurationMax; a new load balancer's or listener's ID is answered at once, the
+//     object appears with the task), and meanwhile other writes on that load balancer fail with
+//     FailedOperation.ResourceInOperating.
 //   - Limits each action to Options.RateLimit requests per second (default 20), answering
 //     RequestLimitExceeded with the cloud's message.
 //   - Gates SNAT and Keep Alive behind an allowlist (Options.Allowlist, Server.Allow);

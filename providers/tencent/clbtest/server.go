@@ -47,6 +47,10 @@ type Options struct {
 	// and the load balancer accepts other writes. Zero completes tasks at once (the next
 	// request sees them done).
 	TaskDuration time.Duration
+	// TaskDurationMax, when greater than TaskDuration, makes each write's task run for a
+	// uniformly drawn time between TaskDuration and TaskDurationMax: a real CLB's tasks take
+	// from about one to a few seconds, not one fixed time.
+	TaskDurationMax time.Duration
 
 	// RateLimit is requests per second per action; zero means DefaultRateLimit, Unlimited
 	// turns it off. ActionRateLimits overrides it for single actions (zero entries are
@@ -95,6 +99,7 @@ type Server struct {
 	tasks        map[string]*task
 	taskOrder    []string
 	taskDuration time.Duration
+	taskMax      time.Duration
 	allow        map[Capability]bool
 	denial       Denial
 	windows      map[string]*rateWindow
@@ -129,6 +134,7 @@ func New(opts *Options) *Server {
 		listeners:        map[string]*listenerRecord{},
 		tasks:            map[string]*task{},
 		taskDuration:     max(opts.TaskDuration, 0),
+		taskMax:          opts.TaskDurationMax,
 		allow:            map[Capability]bool{},
 		denial:           opts.Denial,
 		windows:          map[string]*rateWindow{},
@@ -205,11 +211,13 @@ func (s *Server) Close() error {
 	return err
 }
 
-// SetTaskDuration changes how long the next writes' tasks run.
+// SetTaskDuration changes how long the next writes' tasks run: d each, with no spread
+// (Options.TaskDurationMax no longer applies).
 func (s *Server) SetTaskDuration(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.taskDuration = max(d, 0)
+	s.taskMax = 0
 }
 
 // request is what a handler sees of one call.

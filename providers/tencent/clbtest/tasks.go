@@ -1,6 +1,7 @@
 package clbtest
 
 import (
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -39,9 +40,18 @@ func (t *task) public() Task {
 // or which then fails with failMsg, leaving the state as it was.
 func (s *Server) startTaskLocked(req *request, lbIDs []string, failMsg string, apply func()) {
 	t := &task{id: req.requestID, action: req.action, region: req.region, lbIDs: lbIDs,
-		started: req.now, due: req.now.Add(s.taskDuration), failMsg: failMsg, apply: apply}
+		started: req.now, due: req.now.Add(s.nextTaskDurationLocked()), failMsg: failMsg, apply: apply}
 	s.tasks[t.id] = t
 	s.taskOrder = append(s.taskOrder, t.id)
+}
+
+// nextTaskDurationLocked is how long a task started now runs: TaskDuration, or a uniform draw
+// up to TaskDurationMax.
+func (s *Server) nextTaskDurationLocked() time.Duration {
+	if s.taskMax <= s.taskDuration {
+		return s.taskDuration
+	}
+	return s.taskDuration + rand.N(s.taskMax-s.taskDuration+1)
 }
 
 // settleLocked completes, in start order, every task that is due.

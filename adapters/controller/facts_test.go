@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// TestFactsReadThePodsAnEvaluationReads: for objects of one namespace, facts holds that
+// namespace's Pods and, from every namespace, the Pods their client selector matches (the
+// object's annotation, else the profile's), and no other Pod; with no namespace, every Pod.
+func TestFactsReadThePodsAnEvaluationReads(t *testing.T) {
+	pod := func(ns, name string, lbls map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
+	}
+	cache := fake.NewClientBuilder().WithObjects(
+		pod("shop", "web-1", map[string]string{"app": "web"}),
+		pod("shop", "checkout-1", map[string]string{"role": "client"}),
+		pod("batch", "report-1", map[string]string{"role": "client"}),
+		pod("batch", "worker-1", map[string]string{"team": "x"}),
+		pod("other", "idle-1", map[string]string{"app": "idle"}),
+	).Build()
+	c := &Controller{cache: cache, profile: core.ClusterProfile{Clients: "role=client"}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	annotated := svc.DeepCopy()
+	annotated.Annotations = map[string]string{core.AnnotationClients: "team=x"}
+	for _, tc := range []struct {
+		name string
+		ns   string
+		objs []client.Object
+		want []string
+	}{
+		{"profile's clients", "shop", []client.Object{svc}, []string{"batch/report-1", "shop/checkout-1", "shop/web-1"}},
+		{"the annotation's clients", "shop", []client.Object{annotated}, []string{"batch/worker-1", "shop/checkout-1", "shop/web-1"}},
+		{"every namespace", "", nil, []string{"batch/report-1", "batch/worker-1", "other/idle-1", "shop/checkout-1", "shop/web-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, err := c.facts(context.Background(), tc.ns, tc.objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range cl.Pods() {
+				got = append(got, p.Namespace+"/"+p.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Pods %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
