@@ -130,62 +130,69 @@ func ParseServiceConfig(u *unstructured.Unstructured) (*ServiceConfig, field.Err
 	if !ok {
 		return cfg, errs
 	}
-	l4, l4errs := listEntries(lb, "l4Listeners", L4ListenersPath)
+	l4, l4errs := readListeners(lb, "l4Listeners", L4ListenersPath, []string{"TCP", "UDP", "TCP_SSL", "QUIC"}, false)
 	errs = append(errs, l4errs...)
-	seen := map[ListenerKey]int{}
-	for i, m := range l4 {
-		p := L4ListenersPath.Index(i)
-		if m == nil {
-			continue
-		}
-		key, kerrs := listenerKey(m, p, []string{"TCP", "UDP", "TCP_SSL", "QUIC"})
-		errs = append(errs, kerrs...)
-		snat, quoted, serr := readBool(m, "snatEnable", p)
-		if serr != nil {
-			errs = append(errs, serr)
-		}
-		if len(kerrs) > 0 {
-			continue
-		}
-		if j, dup := seen[key]; dup {
-			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s (also at index %d)", key, j)))
-			continue
-		}
-		seen[key] = i
-		cfg.L4Listeners = append(cfg.L4Listeners, L4Listener{ListenerKey: key, Index: i, SnatEnable: snat, SnatEnableQuoted: quoted})
+	for _, e := range l4 {
+		cfg.L4Listeners = append(cfg.L4Listeners, L4Listener{ListenerKey: e.key, Index: e.index, SnatEnable: e.snat, SnatEnableQuoted: e.quoted})
 	}
-	l7, l7errs := listEntries(lb, "l7Listeners", L7ListenersPath)
+	l7, l7errs := readListeners(lb, "l7Listeners", L7ListenersPath, []string{"HTTP", "HTTPS"}, true)
 	errs = append(errs, l7errs...)
-	seen = map[ListenerKey]int{}
-	for i, m := range l7 {
-		p := L7ListenersPath.Index(i)
-		if m == nil {
-			continue
-		}
-		key, kerrs := listenerKey(m, p, []string{"HTTP", "HTTPS"})
-		errs = append(errs, kerrs...)
-		snat, quoted, serr := readBool(m, "snatEnable", p)
-		if serr != nil {
-			errs = append(errs, serr)
-		}
-		ka, kaerr := readKeepalive(m, p)
-		if kaerr != nil {
-			errs = append(errs, kaerr)
-		}
-		if len(kerrs) > 0 {
-			continue
-		}
-		if j, dup := seen[key]; dup {
-			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s (also at index %d)", key, j)))
-			continue
-		}
-		seen[key] = i
-		cfg.L7Listeners = append(cfg.L7Listeners, L7Listener{ListenerKey: key, Index: i, SnatEnable: snat, SnatEnableQuoted: quoted, KeepaliveEnable: ka})
+	for _, e := range l7 {
+		cfg.L7Listeners = append(cfg.L7Listeners, L7Listener{ListenerKey: e.key, Index: e.index, SnatEnable: e.snat, SnatEnableQuoted: e.quoted, KeepaliveEnable: e.keepalive})
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return cfg, nil
+}
+
+// listenerEntry is what ParseServiceConfig reads from one l4Listeners[] or l7Listeners[] entry.
+type listenerEntry struct {
+	key       ListenerKey
+	index     int
+	snat      *bool
+	quoted    bool
+	keepalive *int64
+}
+
+// readListeners reads one of the listener lists: each entry's key (one of protocols), its
+// snatEnable and, for layer 7, keepaliveEnable. Every entry's errors are reported; an entry
+// whose key is bad or repeated is left out.
+func readListeners(lb map[string]interface{}, name string, path *field.Path, protocols []string, keepalive bool) ([]listenerEntry, field.ErrorList) {
+	list, errs := listEntries(lb, name, path)
+	var out []listenerEntry
+	seen := map[ListenerKey]int{}
+	for i, m := range list {
+		p := path.Index(i)
+		if m == nil {
+			continue
+		}
+		key, kerrs := listenerKey(m, p, protocols)
+		errs = append(errs, kerrs...)
+		e := listenerEntry{key: key, index: i}
+		var serr *field.Error
+		e.snat, e.quoted, serr = readBool(m, "snatEnable", p)
+		if serr != nil {
+			errs = append(errs, serr)
+		}
+		if keepalive {
+			var kaerr *field.Error
+			e.keepalive, kaerr = readKeepalive(m, p)
+			if kaerr != nil {
+				errs = append(errs, kaerr)
+			}
+		}
+		if len(kerrs) > 0 {
+			continue
+		}
+		if j, dup := seen[key]; dup {
+			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s (also at index %d)", key, j)))
+			continue
+		}
+		seen[key] = i
+		out = append(out, e)
+	}
+	return out, errs
 }
 
 // mapAt returns m[key] as a map; ok is false when absent or null.
