@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/hashicorp/go-hclog"
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
@@ -66,6 +67,10 @@ const (
 	maxPasses   = 80   // passes for one wave to converge
 	vkeAK       = "AKLTcampaign00000000000000000000"
 	vkeSK       = "campaign-volcengine-secret-0000000000"
+	// Temporary Tencent credentials: a key and a session token, both secret.
+	tkeID    = "AKIDcampaign000000000000000000000000"
+	tkeKey   = "campaign-tencent-secret-key-0000000"
+	tkeToken = "campaign-tencent-session-token-00000000"
 	defaultGoal = 1000
 )
 
@@ -91,6 +96,7 @@ func TestReliabilityCampaign(t *testing.T) {
 	start := time.Now()
 	c.run(goal)
 	c.report(seed, time.Since(start))
+	c.out.scan(t, tkeKey, tkeToken, vkeSK)
 }
 
 type campaign struct {
@@ -115,10 +121,16 @@ type campaign struct {
 	lbSeq int
 	lost  []string
 	inc   *incarnation
+
+	// out holds every log line, error and plan the campaign produces, for the secret scan.
+	out *transcript
+	log hclog.Logger
 }
 
 func newCampaign(t *testing.T, srv *apiserver.Server, seed uint64) *campaign {
 	c := &campaign{t: t, ctx: context.Background(), ns: srv.Namespace(t), dice: newDice(seed), tly: newTally(), owned: map[string]string{}}
+	c.out = &transcript{}
+	c.log = c.out.logger()
 	c.stop = &stopper{p: pStop, dice: c.dice, tally: c.tly}
 	dyn, err := dynamic.NewForConfig(srv.Config())
 	if err != nil {
@@ -126,7 +138,8 @@ func newCampaign(t *testing.T, srv *apiserver.Server, seed uint64) *campaign {
 	}
 	c.dyn = dyn
 	c.tke, err = tcclbtest.Start(&tcclbtest.Options{RateLimit: tcclbtest.Unlimited,
-		Allowlist: []tcclbtest.Capability{tcclbtest.L4SNAT, tcclbtest.L7SNAT, tcclbtest.KeepAlive}})
+		Credentials: []tcclbtest.Credential{{SecretID: tkeID, SecretKey: tkeKey, Token: tkeToken}},
+		Allowlist:   []tcclbtest.Capability{tcclbtest.L4SNAT, tcclbtest.L7SNAT, tcclbtest.KeepAlive}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +174,7 @@ func (c *campaign) start() *incarnation {
 	ctx, cancel := context.WithCancel(c.ctx)
 	inc := &incarnation{ctx: ctx, cancel: cancel}
 	var err error
-	if inc.writer, err = kube.NewWriter(c.cfg, nil); err != nil {
+	if inc.writer, err = kube.NewWriter(c.cfg, &kube.Options{Logger: c.log}); err != nil {
 		t.Fatal(err)
 	}
 	if inc.dyn, err = dynamic.NewForConfig(c.cfg); err != nil {
@@ -172,19 +185,19 @@ func (c *campaign) start() *incarnation {
 		t.Fatal(err)
 	}
 	inc.discovery = dc
-	if inc.tkeDrv, err = tencent.NewDriver(nil); err != nil {
+	if inc.tkeDrv, err = tencent.NewDriver(&tencent.DriverOptions{Logger: c.log}); err != nil {
 		t.Fatal(err)
 	}
 
 	cpf := profile.NewClientProfile()
 	cpf.HttpProfile.Endpoint = c.tke.Endpoint()
 	cpf.HttpProfile.Scheme = "HTTP"
-	client, err := clb.NewClient(common.NewCredential(tcclbtest.DefaultSecretID, tcclbtest.DefaultSecretKey), tcclbtest.DefaultRegion, cpf)
+	client, err := clb.NewClient(common.NewTokenCredential(tkeID, tkeKey, tkeToken), tcclbtest.DefaultRegion, cpf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client.WithHttpTransport(&tencentFaults{next: &http.Transport{}, srv: c.tke, dice: c.dice, tally: c.tly, stop: c.stop, on: &c.on, p: pCloud})
-	inc.direct, err = tencent.NewDriver(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client,
+	inc.direct, err = tencent.NewDriver(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client, Logger: c.log,
 		Backoff:          tencent.Backoff{Initial: time.Millisecond, Max: 8 * time.Millisecond, Budget: time.Second},
 		TaskPollInterval: time.Millisecond, TaskTimeout: 2 * time.Second, RateLimit: 100000, Burst: 100})
 	if err != nil {
@@ -199,7 +212,7 @@ func (c *campaign) start() *incarnation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inc.clbReader = volcengine.NewCLBReader(vkeclb.New(sess), &volcengine.CLBReaderOptions{RetryDelay: time.Millisecond})
+	inc.clbReader = volcengine.NewCLBReader(vkeclb.New(sess), &volcengine.CLBReaderOptions{RetryDelay: time.Millisecond, Logger: c.log})
 	return inc
 }
 
@@ -468,7 +481,7 @@ func (c *campaign) reconciler(inc *incarnation, it *item) (*core.Reconciler, err
 		if err != nil {
 			return nil, err
 		}
-		drv, err := volcengine.NewDriver(&volcengine.DriverOptions{Dialect: &volcengine.Options{CLBs: snap}, ServerVersion: inc.discovery, NoClusterReads: true})
+		drv, err := volcengine.NewDriver(&volcengine.DriverOptions{Dialect: &volcengine.Options{CLBs: snap}, ServerVersion: inc.discovery, NoClusterReads: true, Logger: c.log})
 		if err != nil {
 			return nil, err
 		}
@@ -476,7 +489,7 @@ func (c *campaign) reconciler(inc *incarnation, it *item) (*core.Reconciler, err
 	case modeKubernetes:
 		p = kubernetes.NewProvider(nil)
 	}
-	return core.NewReconciler(p, core.WithClusterWriter(inc.writer), core.WithPolicy(it.policy), core.WithRetryDelay(time.Millisecond)), nil
+	return core.NewReconciler(p, core.WithClusterWriter(inc.writer), core.WithPolicy(it.policy), core.WithRetryDelay(time.Millisecond), core.WithLogger(c.log)), nil
 }
 
 // writable counts the changes of a plan that loopguard or its host writes: one write each,
@@ -512,6 +525,7 @@ func (c *campaign) reconcileOnce(inc *incarnation, it *item) (bool, error) {
 	}
 	c.tly.add(func(t *tally) { t.reconciles++ })
 	out, err := r.Reconcile(inc.ctx, obj, cl)
+	c.out.record(out, err)
 	if out != nil && len(out.ForStatus) > 0 {
 		// The host (a cloud-controller-manager) returns the status changes; here it writes them.
 		if serr := c.writeStatus(inc, it, out.ForStatus); serr != nil && err == nil {

@@ -27,6 +27,11 @@
 // fleet needs is explained by an ambiguous failure (an answer lost after a write was made, or a
 // stop right after one), at most one repeat for each. W is the number of such repeats.
 //
+// The campaign's host uses temporary Tencent credentials (a key and a session token) and a
+// Volcengine key; every log line at trace level (reconcilers, drivers, the CLB reader, the
+// cluster writer), every error and every outcome is kept, and the test then scans them for the
+// secrets and prints "secret scan: N log and outcome lines, ..., 0 found".
+//
 // LOOPGUARD_CAMPAIGN_SEED reruns one seed; LOOPGUARD_CAMPAIGN_RECONCILES changes how many
 // reconciles are run (at least 1,000 by default). Without KUBEBUILDER_ASSETS the test skips.
 package campaign
