@@ -58,19 +58,19 @@ const (
 
 // Fault rates.
 const (
-	pCloud      = 0.30 // a cloud call faulted
-	pTimeout    = 0.03 // an API server request timed out before it was sent
-	pTimeoutWr  = 0.03 // ... or after it was made
-	pRace       = 0.25 // a foreign edit races a loopguard write
-	pStop       = 0.15 // the reconciler is stopped right after a write
-	pEdit       = 0.15 // between passes, others edit an object
-	maxPasses   = 80   // passes for one wave to converge
-	vkeAK       = "AKLTcampaign00000000000000000000"
-	vkeSK       = "campaign-volcengine-secret-0000000000"
+	pCloud     = 0.30 // a cloud call faulted
+	pTimeout   = 0.03 // an API server request timed out before it was sent
+	pTimeoutWr = 0.03 // ... or after it was made
+	pRace      = 0.25 // a foreign edit races a loopguard write
+	pStop      = 0.15 // the reconciler is stopped right after a write
+	pEdit      = 0.15 // between passes, others edit an object
+	maxPasses  = 80   // passes for one wave to converge
+	vkeAK      = "AKLTcampaign00000000000000000000"
+	vkeSK      = "campaign-volcengine-secret-0000000000"
 	// Temporary Tencent credentials: a key and a session token, both secret.
-	tkeID    = "AKIDcampaign000000000000000000000000"
-	tkeKey   = "campaign-tencent-secret-key-0000000"
-	tkeToken = "campaign-tencent-session-token-00000000"
+	tkeID       = "AKIDcampaign000000000000000000000000"
+	tkeKey      = "campaign-tencent-secret-key-0000000"
+	tkeToken    = "campaign-tencent-session-token-00000000"
 	defaultGoal = 1000
 )
 
