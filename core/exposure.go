@@ -220,7 +220,8 @@ type Exposure struct {
 	Access    ClientAccess `json:"access,omitempty"`
 
 	// Hairpin holds the facts for a backend calling its own Service (seed 002); nil when the
-	// dataplane is not described.
+	// dataplane is not described. They are the cluster's: exposures of one Cluster may share
+	// them, so do not modify them.
 	Hairpin *HairpinFacts `json:"hairpin,omitempty"`
 
 	// Reasons explain how the dialect derived the facts above (e.g. "super nodes intercept the

@@ -333,11 +333,32 @@ func readFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, over, err := readLimited(f, limit)
-	if err == nil && over {
-		err = errTooLarge
+	var size int64
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
 	}
-	return b, err
+	// One buffer of the file's size, as os.ReadFile does (plus the byte that shows the end, or
+	// a file grown past the limit): io.ReadAll's doublings allocated about 2.5 times the input
+	// when reading 10,000 Services.
+	b := make([]byte, 0, min(size, limit)+1)
+	r := io.LimitReader(f, limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 // expand lists a file, or the YAML and JSON files under a folder in lexical order, skipping
@@ -795,9 +816,11 @@ func strictChecks(data []byte) []kjson.StrictOption {
 // decodeObject decodes one object (a document, or an item of a List) from JSON.
 func decodeObject(name string, d document, prefix string, line int, js []byte, tm *typeMeta) (*Object, *Profile, []error) {
 	src := Source{Name: name, Line: line}
-	object := tm.describe()
+	// The object's name for messages, built only when there is one to write: naming every
+	// object read was a per cent of what reading 10,000 Services allocated.
+	object := tm.describe
 	fail := func(field string, err error) (*Object, *Profile, []error) {
-		return nil, nil, []error{errorAt(name, d, prefix, line, object, field, err)}
+		return nil, nil, []error{errorAt(name, d, prefix, line, object(), field, err)}
 	}
 	if tm.Kind == "" {
 		return fail("kind", errors.New("missing kind"))
@@ -830,7 +853,7 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 			return fail("", err)
 		}
 		if len(strictErrs) > 0 {
-			return nil, nil, strictErrors(name, d, prefix, line, object, strictErrs)
+			return nil, nil, strictErrors(name, d, prefix, line, object(), strictErrs)
 		}
 		u := &unstructured.Unstructured{Object: m}
 		if u.GetNamespace() == "" {
@@ -861,13 +884,13 @@ func decodeObject(name string, d document, prefix string, line int, js []byte, t
 		return fail("", errors.New(strings.TrimPrefix(err.Error(), "json: ")))
 	}
 	if len(strictErrs) > 0 {
-		return nil, nil, strictErrors(name, d, prefix, line, object, strictErrs)
+		return nil, nil, strictErrors(name, d, prefix, line, object(), strictErrs)
 	}
 	if svc, ok := obj.(*corev1.Service); ok {
 		if errs := validateServicePorts(svc); len(errs) > 0 {
 			out := make([]error, len(errs))
 			for i, fe := range errs {
-				out[i] = errorAt(name, d, prefix, line, object, fe.Field, errors.New(fe.ErrorBody()))
+				out[i] = errorAt(name, d, prefix, line, object(), fe.Field, errors.New(fe.ErrorBody()))
 			}
 			return nil, nil, out
 		}

@@ -53,7 +53,7 @@ func ServiceBase(provider string, svc *corev1.Service, c *core.Cluster, behindLB
 	}
 	e.InterceptMasquerades = KubeProxyMasquerades(c.Profile.ProxyMode, svc.Spec.ExternalTrafficPolicy)
 	e.Placement = c.Placement(svc, ov.Clients, behindLB)
-	e.Hairpin = c.Profile.HairpinFacts()
+	e.Hairpin = hairpinFacts(c)
 	if err := Invalid(ref, errs); err != nil {
 		return core.Exposure{}, Overrides{}, err
 	}
@@ -184,16 +184,14 @@ func ThroughLBOffer(e *core.Exposure, action string) core.Offer {
 // NodeSeparationOffer is the node-separation remedy for an exposure with the given backend
 // labels (a Service selector). It is unmet when no clients are declared.
 func NodeSeparationOffer(e *core.Exposure, backendLabels map[string]string) core.Offer {
-	var b strings.Builder
-	b.WriteString("add a required podAntiAffinity (topologyKey kubernetes.io/hostname) to the client Pods against ")
-	b.WriteString(PodsLabelled(backendLabels))
+	action := "add a required podAntiAffinity (topologyKey kubernetes.io/hostname) to the client Pods against " + PodsLabelled(backendLabels)
 	if e.Binding == core.NodePortCluster {
-		b.WriteString("; set spec.externalTrafficPolicy: Local")
+		action += "; set spec.externalTrafficPolicy: Local"
 	}
 	o := core.Offer{
 		Remedy: core.NodeSeparation,
 		Path:   core.PathProxy,
-		Action: b.String(),
+		Action: action,
 		Costs:  core.Costs{ClientIP: core.ClientIPKept, SchedulingChange: true},
 		Reason: ruleOfferNodeSeparation.Reason(),
 	}
@@ -210,7 +208,7 @@ func NodeSeparationOffer(e *core.Exposure, backendLabels map[string]string) core
 // DNSSteeringOffer is the DNS-steering remedy: clients use service (namespace/name) instead of
 // the LB address. hosts are names clients use today (Ingress rules), for the CoreDNS snippet.
 func DNSSteeringOffer(e *core.Exposure, serviceNamespace, serviceName string, hosts []string) core.Offer {
-	target := fmt.Sprintf("%s.%s.svc.cluster.local", serviceName, serviceNamespace)
+	target := serviceName + "." + serviceNamespace + ".svc.cluster.local"
 	action := "point in-cluster clients at " + target + " instead of the LB address"
 	if len(hosts) > 0 {
 		var sb strings.Builder
@@ -430,4 +428,14 @@ func Invalid(obj core.ObjectRef, errs field.ErrorList) error {
 		return nil
 	}
 	return &core.InvalidError{Object: obj, Errs: errs}
+}
+
+type hairpinKey struct{}
+
+// hairpinFacts is the profile's HairpinFacts, derived once per Cluster and shared by its
+// exposures (core.Exposure.Hairpin: do not modify): one per Service was a few per cent of
+// what evaluating 10,000 Services allocated.
+func hairpinFacts(c *core.Cluster) *core.HairpinFacts {
+	h, _ := c.Memo(hairpinKey{}, func() any { return c.Profile.HairpinFacts() }).(*core.HairpinFacts)
+	return h
 }
