@@ -112,10 +112,17 @@ func readBackendsLabel(ann map[string]string) (labels.Selector, *field.Error) {
 
 // setScope fills the LB scope from the internal-subnet and existing-LB annotations
 // (docs/sources.md#tke-annotations).
-func setScope(e *core.Exposure, ann map[string]string, subnetKey, existKey string) {
+func (d *Dialect) setScope(e *core.Exposure, ann map[string]string, subnetKey, existKey string) {
 	subnet, private := ann[subnetKey]
 	lbID, existing := ann[existKey]
+	cloud, read := d.lookupCLB(strings.TrimSpace(lbID))
 	switch {
+	case existing && read:
+		e.Scope = cloud.Scope()
+		e.Reasons = append(e.Reasons, RuleCLBType.Because(existKey+": "+lbID+": DescribeLoadBalancers reports LoadBalancerType "+cloud.Type+": the reused CLB is "+string(e.Scope)))
+		if private && existingLBIgnoresSubnet {
+			e.Notes = append(e.Notes, RuleExistingLB.Because(subnetKey+" is set too, but it does not change the type of an existing CLB"))
+		}
 	case existing:
 		e.Scope = core.ScopeUnknown
 		e.Reasons = append(e.Reasons, RuleExistingLB.Because(existKey+": "+lbID+": the reused CLB's type is not in the manifest; declare loopguard.io/lb-scope (private or public) or read it from the cloud"))

@@ -28,6 +28,10 @@ type Options struct {
 	// (super: node.kubernetes.io/instance-type=eklet; native: node.tke.cloud.tencent.com/
 	// machineset or machine; anything else regular, UNCONFIRMED).
 	NodeKind func(*corev1.Node) NodeKind
+	// CLBs are facts read from the CLB API beforehand (Driver.ReadCLBs): the type of a CLB an
+	// object reuses, which sets its scope (OPEN public, INTERNAL private). Nil, or a CLB not
+	// in it, leaves a reused CLB's scope unknown unless loopguard.io/lb-scope says.
+	CLBs CLBLookup
 }
 
 // Validate checks the options; NewDialect keeps an invalid configuration and Translate

@@ -9,7 +9,9 @@
 //
 //   - scope: service.kubernetes.io/qcloud-loadbalancer-internal-subnetid (Service) or
 //     kubernetes.io/ingress.subnetId (Ingress) make the CLB private; TKE's default is public;
-//     a reused CLB (tke-existed-lbid, ingress.existLbId) has an unknown scope until declared.
+//     a reused CLB (tke-existed-lbid, ingress.existLbId) has an unknown scope until declared
+//     or read from the CLB API (Options.CLBs; in direct mode Driver.ReadCLBs and WithCLBs read
+//     DescribeLoadBalancers' LoadBalancerType: INTERNAL private, OPEN public).
 //   - interception, from the TKE guide's tables (seeds 000/001): super nodes intercept the
 //     CLB VIP; iptables (and nftables) mode intercepts; IPVS mode on regular and native nodes
 //     does not, unless service.cloud.tencent.com/prevent-loopback: "true" on a kube-proxy

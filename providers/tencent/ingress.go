@@ -77,7 +77,7 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 		}
 	}
 
-	setScope(&e, ann, AnnotationIngressSubnet, AnnotationIngressExistLB)
+	d.setScope(&e, ann, AnnotationIngressSubnet, AnnotationIngressExistLB)
 	if direct == core.Yes {
 		e.Binding = core.DirectToPod
 		e.Reasons = append(e.Reasons, RuleDirectAccess.Reason())

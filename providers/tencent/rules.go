@@ -43,6 +43,9 @@ var (
 	RuleExistingLB = core.Rule{Code: "tke-existing-lb",
 		Summary: "The object reuses an existing CLB whose type (private or public) the manifest does not say; declare loopguard.io/lb-scope or read the CLB (DescribeLoadBalancers LoadBalancerType).",
 		Source:  srcSvcAnn + "; " + srcIngAnn + "; docs/sources.md#tke-clb-api"}
+	RuleCLBType = core.Rule{Code: "tke-clb-type-read",
+		Summary: "The object reuses an existing CLB, and DescribeLoadBalancers reports its LoadBalancerType: OPEN is a public CLB, INTERNAL a private one.",
+		Source:  "docs/sources.md#tke-clb-api (DescribeLoadBalancers LoadBalancerType); " + srcSvcAnn + "; " + srcIngAnn}
 )
 
 // Rules for interception.
@@ -223,7 +226,7 @@ var (
 )
 
 var rules = []core.Rule{
-	RuleInternalSubnet, RuleDefaultPublic, RuleExistingLB,
+	RuleInternalSubnet, RuleDefaultPublic, RuleExistingLB, RuleCLBType,
 	RuleSuperNodes, RuleIPTables, RuleNFTables, RuleIPVSNoIntercept, RulePreventLoopback,
 	RulePreventLoopbackTooOld, RulePreventLoopbackUnverified, RulePreventLoopbackNoEffect,
 	RuleLongConnections, RuleHealthCheckSource, RuleEBPF, RuleIPMode, RuleProxyModeUnknown, RuleL7NotIntercepted,

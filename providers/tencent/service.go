@@ -63,7 +63,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 		}
 	}
 
-	setScope(&e, ann, AnnotationInternalSubnet, AnnotationExistedLB)
+	d.setScope(&e, ann, AnnotationInternalSubnet, AnnotationExistedLB)
 	if direct == core.Yes {
 		e.Binding = core.DirectToPod
 		e.Reasons = append(e.Reasons, RuleDirectAccess.Reason())

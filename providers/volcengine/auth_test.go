@@ -98,7 +98,12 @@ func TestCLBReaderIAMActions(t *testing.T) {
 	svc := lbService("reused", map[string]string{volcengine.AnnotationLoadBalancerID: "clb-reused"})
 	read := func(t *testing.T, allowed []string) (*clbtest.Server, error) {
 		srv := clbtest.NewTestServer(t, &clbtest.Options{Credentials: []clbtest.Credential{{AccessKeyID: cloudAK, SecretAccessKey: cloudSK}}, AllowedActions: allowed})
-		if _, err := srv.AddLoadBalancer(reusedPrivate); err != nil {
+		// A server group on the port-80 listener, so the reader reads its backends too.
+		lb := reusedPrivate
+		lb.Listeners = slices.Clone(lb.Listeners)
+		lb.Listeners[0].ServerGroupID = "rsp-80"
+		lb.ServerGroups = []clbtest.ServerGroup{{ID: "rsp-80", Servers: []clbtest.BackendServer{eniPodA}}}
+		if _, err := srv.AddLoadBalancer(lb); err != nil {
 			t.Fatal(err)
 		}
 		// terseListings drops the listings' PROXY-protocol field, so the reader also needs

@@ -25,6 +25,7 @@ type CLBAPI interface {
 	DescribeLoadBalancersWithContext(sdk.Context, *clb.DescribeLoadBalancersInput, ...request.Option) (*clb.DescribeLoadBalancersOutput, error)
 	DescribeListenersWithContext(sdk.Context, *clb.DescribeListenersInput, ...request.Option) (*clb.DescribeListenersOutput, error)
 	DescribeListenerAttributesWithContext(sdk.Context, *clb.DescribeListenerAttributesInput, ...request.Option) (*clb.DescribeListenerAttributesOutput, error)
+	DescribeServerGroupAttributesWithContext(sdk.Context, *clb.DescribeServerGroupAttributesInput, ...request.Option) (*clb.DescribeServerGroupAttributesOutput, error)
 }
 
 var _ CLBAPI = (*clb.CLB)(nil)
@@ -33,7 +34,7 @@ var _ CLBAPI = (*clb.CLB)(nil)
 // user or role whose key pair it is given (docs/permissions.md): reads only. The driver
 // itself calls no cloud API; it writes the Service's annotations through the cluster.
 func CLBReaderIAMActions() []string {
-	return []string{"clb:DescribeLoadBalancers", "clb:DescribeListeners", "clb:DescribeListenerAttributes"}
+	return []string{"clb:DescribeLoadBalancers", "clb:DescribeListeners", "clb:DescribeListenerAttributes", "clb:DescribeServerGroupAttributes"}
 }
 
 // CLBReaderOptions tune a CLBReader; nil means the defaults.
@@ -51,8 +52,9 @@ type CLBReaderOptions struct {
 }
 
 // CLBReader reads what the Volcengine API says about the CLBs of Services, for the facts their
-// annotations do not carry: the address type of a reused CLB, and PROXY protocol on the
-// listeners (docs/sources.md#vke). It only calls Describe actions. The result is a CLBSnapshot for
+// annotations do not carry: the address type of a reused CLB, PROXY protocol on the
+// listeners, and the backends the listeners send to (DescribeServerGroupAttributes'
+// Servers[].Type: ecs, the nodes' NodePorts; eni, Pod ENIs) (docs/sources.md#vke). It only calls Describe actions. The result is a CLBSnapshot for
 // Options.CLBs, because Translate must stay pure: read first, then translate.
 //
 // It is safe for concurrent use when the client is (the SDK's is).
@@ -249,7 +251,11 @@ func (r *CLBReader) Snapshot(ctx context.Context, svcs ...*corev1.Service) (CLBS
 		if err != nil {
 			return snap, err
 		}
-		f := rec.facts(ls)
+		groups, err := r.serverGroups(ctx, ls, rec.ports)
+		if err != nil {
+			return snap, err
+		}
+		f := rec.facts(ls, groups)
 		snap[id] = f
 		for _, a := range f.Addresses {
 			snap[a] = f
@@ -279,7 +285,11 @@ func (r *CLBReader) ReadCLB(ctx context.Context, idOrAddress string, ports ...Li
 	if err != nil {
 		return CLBFacts{}, false, err
 	}
-	return rec.facts(ls), true, nil
+	groups, err := r.serverGroups(ctx, ls, ports)
+	if err != nil {
+		return CLBFacts{}, false, err
+	}
+	return rec.facts(ls, groups), true, nil
 }
 
 // looksLikeCLBID: CLB IDs start with "clb-" (the console, the API reference and the CCM's
@@ -292,8 +302,8 @@ type clbRecord struct {
 	ports     []ListenerKey
 }
 
-func (rec *clbRecord) facts(ls []ListenerFacts) CLBFacts {
-	f := CLBFacts{ID: rec.id, Addresses: rec.addresses, Listeners: ls}
+func (rec *clbRecord) facts(ls []ListenerFacts, groups []ServerGroupFacts) CLBFacts {
+	f := CLBFacts{ID: rec.id, Addresses: rec.addresses, Listeners: ls, ServerGroups: groups, Backends: backendsOf(groups)}
 	switch strings.ToLower(rec.typ) {
 	case "private":
 		f.AddressType = AddressTypePrivate
@@ -304,14 +314,81 @@ func (rec *clbRecord) facts(ls []ListenerFacts) CLBFacts {
 	return f
 }
 
+// serving reports whether a listener serves one of ports (every listener does when ports is empty).
+func serving(l *ListenerFacts, ports []ListenerKey) bool {
+	return len(ports) == 0 || slices.ContainsFunc(ports, func(k ListenerKey) bool {
+		return k.Port == l.Port && strings.EqualFold(k.Protocol, l.Protocol)
+	})
+}
+
+// serverGroups reads, with DescribeServerGroupAttributes, the server group of every listener
+// that serves ports, once per group, in the listeners' order.
+func (r *CLBReader) serverGroups(ctx context.Context, ls []ListenerFacts, ports []ListenerKey) ([]ServerGroupFacts, error) {
+	var out []ServerGroupFacts
+	var seen []string
+	for i := range ls {
+		id := ls[i].ServerGroupID
+		if id == "" || !serving(&ls[i], ports) || slices.Contains(seen, id) {
+			continue
+		}
+		seen = append(seen, id)
+		resp, err := r.client.DescribeServerGroupAttributesWithContext(ctx, &clb.DescribeServerGroupAttributesInput{ServerGroupId: sdk.String(id)})
+		if err != nil {
+			return out, r.classify(ctx, "DescribeServerGroupAttributes", err)
+		}
+		g := ServerGroupFacts{ID: id, Type: sdk.StringValue(resp.Type)}
+		for _, s := range resp.Servers {
+			if s == nil {
+				continue
+			}
+			g.Servers = append(g.Servers, BackendServer{Type: sdk.StringValue(s.Type), IP: sdk.StringValue(s.Ip),
+				InstanceID: sdk.StringValue(s.InstanceId), Port: sdk.Int64Value(s.Port)})
+		}
+		out = append(out, g)
+	}
+	if len(out) > 0 {
+		r.log.Debug("described server groups", "groups", len(out))
+	}
+	return out, nil
+}
+
+// backendsOf is the verdict over the servers of groups: BackendsENI or BackendsECS when every
+// server has that Type, BackendsMixed when both occur, BackendsUnrecognised when a Type is
+// neither, BackendsNotRead when there are no servers.
+func backendsOf(groups []ServerGroupFacts) Backends {
+	var eni, ecs, other bool
+	for _, g := range groups {
+		for _, s := range g.Servers {
+			switch strings.ToLower(s.Type) {
+			case string(BackendsENI):
+				eni = true
+			case string(BackendsECS):
+				ecs = true
+			default:
+				other = true
+			}
+		}
+	}
+	switch {
+	case other:
+		return BackendsUnrecognised
+	case eni && ecs:
+		return BackendsMixed
+	case eni:
+		return BackendsENI
+	case ecs:
+		return BackendsECS
+	}
+	return BackendsNotRead
+}
+
 // proxyProtocolFor is Yes when every listener serving the ports sends the PROXY header, No when
 // none does, Unknown when they differ or none serves them.
 func proxyProtocolFor(ls []ListenerFacts, ports []ListenerKey) core.Fact {
 	verdict := core.Unknown
-	for _, l := range ls {
-		if len(ports) > 0 && !slices.ContainsFunc(ports, func(k ListenerKey) bool {
-			return k.Port == l.Port && strings.EqualFold(k.Protocol, l.Protocol)
-		}) {
+	for i := range ls {
+		l := &ls[i]
+		if !serving(l, ports) {
 			continue
 		}
 		switch {
@@ -413,7 +490,8 @@ func (r *CLBReader) listeners(ctx context.Context, id string) ([]ListenerFacts, 
 			if l == nil {
 				continue
 			}
-			lf := ListenerFacts{ID: sdk.StringValue(l.ListenerId), Protocol: sdk.StringValue(l.Protocol), Port: sdk.Int64Value(l.Port)}
+			lf := ListenerFacts{ID: sdk.StringValue(l.ListenerId), Protocol: sdk.StringValue(l.Protocol), Port: sdk.Int64Value(l.Port),
+				ServerGroupID: sdk.StringValue(l.ServerGroupId)}
 			pp := l.ProxyProtocolType
 			if pp == nil && lf.ID != "" {
 				attr, err := r.client.DescribeListenerAttributesWithContext(ctx, &clb.DescribeListenerAttributesInput{ListenerId: sdk.String(lf.ID)})
@@ -422,6 +500,9 @@ func (r *CLBReader) listeners(ctx context.Context, id string) ([]ListenerFacts, 
 					return out, r.classify(ctx, "DescribeListenerAttributes", err)
 				}
 				pp = attr.ProxyProtocolType
+				if lf.ServerGroupID == "" {
+					lf.ServerGroupID = sdk.StringValue(attr.ServerGroupId)
+				}
 			}
 			lf.ProxyProtocol = proxyProtocolFact(sdk.StringValue(pp))
 			out = append(out, lf)

@@ -4,7 +4,8 @@ import "github.com/loopguard/loopguard/core"
 
 // CLBFacts is what a read of one CLB instance through the Volcengine API says, for facts a
 // manifest does not carry (docs/sources.md#vke: DescribeLoadBalancerAttributes gives Type,
-// EniAddress, EipAddress; DescribeListenerAttributes gives ProxyProtocolType).
+// EniAddress, EipAddress; DescribeListenerAttributes gives ProxyProtocolType;
+// DescribeServerGroupAttributes gives the backends' Servers[].Type).
 type CLBFacts struct {
 	// AddressType is AddressTypePublic or AddressTypePrivate, "" when not read.
 	AddressType string
@@ -18,6 +19,47 @@ type CLBFacts struct {
 	// Listeners are the CLB's listeners as read; ProxyProtocol above is their verdict for the
 	// Service's ports.
 	Listeners []ListenerFacts
+
+	// ServerGroups are the server groups of the listeners that serve the Service's ports, as
+	// DescribeServerGroupAttributes reports them; Backends is their verdict, which sets the
+	// binding (ecs: the nodes' NodePorts; eni: straight to Pods).
+	ServerGroups []ServerGroupFacts
+	Backends     Backends
+}
+
+// Backends says what a CLB's server groups send the Service's connections to, from
+// DescribeServerGroupAttributes' Servers[].Type (volcengine-go-sdk v1.1.35; docs/sources.md#vke).
+type Backends string
+
+const (
+	// BackendsNotRead: no server group was read or none has servers; the dialect falls back
+	// to the pass-through annotation.
+	BackendsNotRead Backends = ""
+	// BackendsECS: every server is an instance (Type "ecs"), reached on its NodePort.
+	BackendsECS Backends = "ecs"
+	// BackendsENI: every server is a Pod's ENI (Type "eni"): the CLB sends straight to Pods.
+	BackendsENI Backends = "eni"
+	// BackendsMixed: both occur, so some connections go to nodes and some to Pods.
+	BackendsMixed Backends = "mixed"
+	// BackendsUnrecognised: a server's Type is neither ecs nor eni.
+	BackendsUnrecognised Backends = "unrecognised"
+)
+
+// ServerGroupFacts is one server group as DescribeServerGroupAttributes reports it.
+type ServerGroupFacts struct {
+	ID string
+	// Type is the group's Type ("instance" or "ip").
+	Type    string
+	Servers []BackendServer
+}
+
+// BackendServer is one entry of DescribeServerGroupAttributes' Servers[].
+type BackendServer struct {
+	// Type is "ecs" (an instance) or "eni" (an elastic network interface, such as a Pod's).
+	Type       string
+	IP         string
+	InstanceID string
+	Port       int64
 }
 
 // ListenerFacts is one CLB listener as DescribeListeners reports it.
@@ -27,6 +69,8 @@ type ListenerFacts struct {
 	Port     int64
 	// ProxyProtocol is Yes for ProxyProtocolType "standard", No for "off", Unknown otherwise.
 	ProxyProtocol core.Fact
+	// ServerGroupID is the listener's server group, "" when it has none.
+	ServerGroupID string
 }
 
 // CLBLookup finds the facts read about a CLB, by its ID or by one of its addresses. It must

@@ -29,7 +29,9 @@
 // the cluster where the profile is silent); it makes Proxy mode's same-node rule concrete
 // (SameNode, SeparationPatches, externalTrafficPolicy Local, an optional refusal); and it waits
 // for status.loadBalancer.ingress[].ipMode. CLBReader reads CLB facts through the official
-// volcengine-go-sdk (service/clb) into a CLBSnapshot for Options.CLBs. docs/vke.md is the guide.
+// volcengine-go-sdk (service/clb) into a CLBSnapshot for Options.CLBs: the address type, PROXY
+// protocol, and the backends of the server groups (eni: straight to Pods; ecs: NodePorts),
+// which set the binding. docs/vke.md is the guide.
 //
 // Every conclusion carries a reason whose code starts with "vke-" (Dialect.Rules). What no
 // public source confirms is gathered, with its overrides, in unconfirmed.go.

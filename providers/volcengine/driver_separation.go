@@ -32,7 +32,12 @@ func (ps *planning) separation(target core.Path, svc *corev1.Service) *separatio
 		return sp
 	}
 	f, _ := ReadService(svc)
-	sp.local = ps.req.Result.Decision.Remedy == core.NodeSeparation && f.PassThrough != core.Yes &&
+	toPods := f.PassThrough == core.Yes
+	if b := ps.req.Result.Exposure.Binding; svc == ps.live && b != core.BindingUnknown {
+		// The live Service's binding, which a read of its CLB's backends may have set.
+		toPods = b == core.DirectToPod
+	}
+	sp.local = ps.req.Result.Decision.Remedy == core.NodeSeparation && !toPods &&
 		svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal
 	return sp
 }

@@ -75,6 +75,9 @@ var (
 	RuleNodePortBackends = core.Rule{Code: "vke-nodeport-backends",
 		Summary: "pass-through is off (the default): the CLB's backends are the nodes' NodePorts, chosen by externalTrafficPolicy.",
 		Source:  srcAnnotations}
+	RuleBackendsRead = core.Rule{Code: "vke-backends-read",
+		Summary: "A read of the CLB's server groups gave its backends: Servers[].Type eni are Pod ENIs (the CLB sends straight to Pods), ecs are instances reached on their NodePort; mixed or other types leave the binding unknown.",
+		Source:  "Volcengine CLB API 2020-04-01 DescribeServerGroupAttributes (Servers[].Type, Ip, InstanceId, Port; volcengine-go-sdk v1.1.35 service/clb); docs/sources.md#vke"}
 	RulePassThroughNoENI = core.Rule{Code: "vke-pass-through-needs-vpc-cni",
 		Summary: "pass-through sends to Pod ENIs, which only the VPC-CNI network gives Pods; with this CNI which addresses the CLB sends to is unknown.",
 		Source:  srcAnnotations + "; volcengine/cello README (secondary-ENI Pod network)"}
@@ -110,7 +113,7 @@ func (d *Dialect) Rules() []core.Rule {
 		RuleStatusIPMode, RuleStatusDisagrees, RuleStatusMixed, RuleStatusHostname,
 		RulePrereqKubernetes, RulePrereqNetwork, RulePrereqCCM, RulePrereqUnknown,
 		RuleImmutable, RuleAddressPrivate, RuleReusedCLB, RuleCloudRead,
-		RulePassThrough, RuleNodePortBackends, RulePassThroughNoENI, RuleProxyProtocolVIP,
+		RulePassThrough, RuleNodePortBackends, RuleBackendsRead, RulePassThroughNoENI, RuleProxyProtocolVIP,
 		RuleVerify, RuleIngress, RuleOtherClass, RuleOfferInterceptVIP, RuleOfferProxySeparation,
 		RuleProxyNotInEffect, RulePublicCLBKeepsSource, RuleAddressPublic, RuleEBPFKeepsPodSource,
 	}, driverRules...)

@@ -105,7 +105,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	e.LBSourceNAT = core.No
 	explain := e.Intercept != core.Yes
 	d.scope(&f, cloud, cloudOK, &e, explain)
-	d.binding(&f, &c.Profile, &e, explain)
+	d.binding(&f, cloud, cloudOK, &c.Profile, &e, explain)
 	e.ProxyProtocol = f.ProxyProtocol
 	if cloudOK && cloud.ProxyProtocol.Known() {
 		e.ProxyProtocol = cloud.ProxyProtocol
@@ -258,9 +258,14 @@ func (d *Dialect) scope(f *ServiceFacts, cloud CLBFacts, cloudOK bool, e *core.E
 	}
 }
 
-// binding fills which addresses the CLB sends to: Pod ENIs with pass-through, else NodePorts
-// as externalTrafficPolicy says (dialect.ServiceBase already set that).
-func (d *Dialect) binding(f *ServiceFacts, p *core.ClusterProfile, e *core.Exposure, explain bool) {
+// binding fills which addresses the CLB sends to. A cloud read of the backends decides when
+// it has them (cloudBinding); else Pod ENIs with pass-through, else NodePorts as
+// externalTrafficPolicy says (dialect.ServiceBase already set that).
+func (d *Dialect) binding(f *ServiceFacts, cloud CLBFacts, cloudOK bool, p *core.ClusterProfile, e *core.Exposure, explain bool) {
+	if cloudOK && cloud.Backends != BackendsNotRead {
+		cloudBinding(f, cloud.Backends, e, explain)
+		return
+	}
 	if f.PassThrough == core.Yes {
 		if cni := strings.ToLower(p.Dataplane.CNI); cni != "" && !isVPCCNI(cni) {
 			e.Binding = core.BindingUnknown
@@ -282,6 +287,41 @@ func (d *Dialect) binding(f *ServiceFacts, p *core.ClusterProfile, e *core.Expos
 		e.Reasons = append(e.Reasons, reasonNodePortLocal)
 	} else {
 		e.Reasons = append(e.Reasons, reasonNodePortAll)
+	}
+}
+
+// cloudBinding sets the binding from the backends DescribeServerGroupAttributes lists: eni
+// servers are Pods' ENIs (direct to Pod), ecs servers instances reached on their NodePort (the
+// binding externalTrafficPolicy gives). Mixed or unrecognised types leave it unknown: the
+// model has one binding per Service, and picking one would misstate how often a connection
+// lands on the client's own node. What the cloud shows wins over the pass-through annotation,
+// which only asks for it.
+func cloudBinding(f *ServiceFacts, b Backends, e *core.Exposure, explain bool) {
+	var msg string
+	switch b {
+	case BackendsENI:
+		e.Binding = core.DirectToPod
+		msg = "The CLB's backends are ENIs (DescribeServerGroupAttributes Servers[].Type eni): it sends straight to the Pods."
+		if f.PassThrough != core.Yes {
+			msg += " The pass-through annotation does not ask for it; the backends are what traffic follows."
+		}
+	case BackendsECS:
+		if e.Binding != core.NodePortLocal {
+			e.Binding = core.NodePortCluster
+		}
+		msg = "The CLB's backends are instances (DescribeServerGroupAttributes Servers[].Type ecs): it sends to the nodes' NodePorts (" + string(e.Binding) + ")."
+		if f.PassThrough == core.Yes {
+			msg += " pass-through is \"true\", but the backends are not Pod ENIs (yet); they are what traffic follows."
+		}
+	case BackendsMixed:
+		e.Binding = core.BindingUnknown
+		msg = "The CLB's backends are both instances (ecs, the nodes' NodePorts) and ENIs (eni, straight to Pods), as while pass-through is being switched: how often a connection lands on the client's node is unknown until they agree."
+	default:
+		e.Binding = core.BindingUnknown
+		msg = "A backend of the CLB has a DescribeServerGroupAttributes Servers[].Type other than ecs or eni, so which addresses it sends to is unknown."
+	}
+	if explain {
+		e.Reasons = append(e.Reasons, RuleBackendsRead.Because(msg))
 	}
 }
 
