@@ -78,6 +78,19 @@ spec: {loadBalancer: {l4Listeners: [{protocol: TCP, port: 443, snatEnable: true}
 		}
 	})
 
+	t.Run("a TCP_SSL listener in the TkeServiceConfig ends TLS at the CLB too", func(t *testing.T) {
+		svc := privateService("shop", map[string]string{tencent.AnnotationPreventLoopback: "true", tencent.AnnotationServiceConfig: "shop-cfg"}, "TCP/443")
+		cfg := fromYAML(t, `
+apiVersion: cloud.tencent.com/v1alpha1
+kind: TkeServiceConfig
+metadata: {name: shop-cfg, namespace: default}
+spec: {loadBalancer: {l4Listeners: [{protocol: TCP_SSL, port: 443, healthCheck: {enable: true}}]}}`)
+		_, res := planFor(t, d, svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), cfg), core.Policy{}, nil)
+		if res.Assessment.Symptom != core.SymptomProtocolError || res.Decision.Path != core.PathProxy {
+			t.Fatalf("%s %s, decision %s (%s): want protocol-error and a remedy on Proxy", res.Assessment.Risk, res.Assessment.Symptom, res.Decision.Remedy, res.Decision.Path)
+		}
+	})
+
 	t.Run("a malformed specify-protocol is an error naming it", func(t *testing.T) {
 		svc := privateService("shop", map[string]string{tencent.AnnotationSpecifyProtocol: `{"443": TCP_SSL}`}, "TCP/443")
 		_, err := core.Evaluate(d.Dialect(), svc, cluster(t, ipvsProfile()), core.Policy{})

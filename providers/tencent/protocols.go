@@ -51,3 +51,27 @@ func tlsAtCLB(svc *corev1.Service) ([]string, *field.Error) {
 	}
 	return out, nil
 }
+
+// tlsListenersIn reports the Service ports that a TkeServiceConfig configures as TCP_SSL
+// listeners: the listener key names the CLB listener's protocol, so the CLB ends TLS there.
+// (Whether a TCP_SSL or QUIC listener also sends the PROXY protocol is not readable from a
+// TkeServiceConfig or from DescribeListeners: UNCONFIRMED, declare it with
+// loopguard.io/backend-expects.)
+func tlsListenersIn(cfg *ServiceConfig, svc *corev1.Service) []string {
+	if cfg == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range cfg.L4Listeners {
+		if l.Protocol != "TCP_SSL" {
+			continue
+		}
+		for _, p := range svc.Spec.Ports {
+			if p.Port == l.Port {
+				out = append(out, strconv.Itoa(int(l.Port))+" (TCP_SSL)")
+				break
+			}
+		}
+	}
+	return out
+}

@@ -81,6 +81,9 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	if len(tlsPorts) > 0 {
 		e.Needs.TLS = core.Yes
 		e.Reasons = append(e.Reasons, RuleSpecifyProtocolTLS.Because("specify-protocol ends TLS at the CLB on port "+strings.Join(tlsPorts, ", ")))
+	} else if ports := tlsListenersIn(cfg, svc); len(ports) > 0 {
+		e.Needs.TLS = core.Yes
+		e.Reasons = append(e.Reasons, RuleSpecifyProtocolTLS.Because("TkeServiceConfig "+svc.Namespace+"/"+cfgName+" configures a TCP_SSL listener, which ends TLS at the CLB, on port "+strings.Join(ports, ", ")))
 	}
 
 	// prevent-loopback is what intercepts in IPVS mode: turning it off is how in-cluster
