@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-
 	"github.com/loopguard/loopguard/core"
 )
 
