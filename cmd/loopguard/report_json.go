@@ -27,6 +27,12 @@ import (
 // strings, slices and pointers (a bool or number marked omitempty would not be omitted by v2;
 // it would need omitzero). Floats are formatted alike ('f', or 'e' below 1e-6 and from 1e21,
 // with e-7 rather than e-07), and Report has no maps or Marshal methods.
+//
+// Cost, measured when it replaced the hand-written writer (jsonw.go) on 2 shared cores, 10,000
+// generated Services, benchstat of 6-8 interleaved runs: BenchmarkReportJSON/writer 140 → 227
+// cpu-ms/op (1.6×; encoding/json takes ~650, 4.6×), 64 KiB → 17 KiB and 3 → 135 allocs per
+// report; BenchmarkAssess10kServices 438 → 548 ms/op, 0.65 → 0.77 cpu-s/op (+18%);
+// BenchmarkPlan10kServices, whose writer did not change, 0.92 → 0.97 cpu-s/op (p=0.44, noise).
 var reportJSONOptions = json.JoinOptions(
 	json.FormatNilSliceAsNull(true),
 	json.Deterministic(true),
