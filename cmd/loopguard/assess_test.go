@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -344,9 +345,10 @@ func TestEmittedCodesAreDocumented(t *testing.T) {
 	}
 }
 
-// The hand-written JSON writer must write exactly what encoding/json writes for the same
-// report, for every golden case and for a report with every optional field set.
-func TestFastJSONMatchesEncodingJSON(t *testing.T) {
+// The JSON report writer must write exactly what encoding/json writes for the same
+// report, for every golden case, for a report with every optional field set and awkward
+// strings, and for one with a file name that is not UTF-8.
+func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 	t.Chdir(repoRoot)
 	check := func(name string, rep *Report) {
 		t.Helper()
@@ -374,7 +376,7 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	p, yes := 1e-7, true
 	path := "VIP"
-	full := &Report{APIVersion: "a\u2028\"<&>\x01\xff", Kind: "k\t\n",
+	full := &Report{APIVersion: "a\u2028\u2029\"\\<&>\x01\x1f\x7f\b\f\r\ufffd€", Kind: "k\t\n",
 		Results: []Result{{
 			Object: ObjectRef{Kind: "Service"}, Missing: []string{"lb-scope"}, Path: &path, LoopProbability: &p,
 			DeclaredClientsLoopProbability: nil, SourceAddressValue: "169.254.42.1", Reasons: []Reason{}, Notes: nil,
@@ -385,9 +387,16 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 		Errors:  []InputError{{File: "f", Line: 3, Object: "o", Field: "f"}, {}},
 		Cluster: ClusterInfo{Evidence: []string{"e"}, Profile: []string{"p"}},
 	}
+	if !validUTF8(reflect.ValueOf(full)) {
+		t.Fatal("the report of every field must take the v2 path")
+	}
 	check("every field", full)
+	// A file name need not be UTF-8: such a report takes encoding/json's path.
+	full.Results[1].Location = "sv\xfe-services.yaml:4"
+	full.Errors[1].File = "e\xfd\xff.yaml"
+	check("invalid UTF-8", full)
 	check("empty", &Report{})
-	for _, v := range []float64{0, 1, 0.5, 1.0 / 3, 1e-6, 1e21, 123456789, 0.00012} {
+	for _, v := range []float64{0, 1, 0.5, 1.0 / 3, 1e-6, 1e-7, 2.5e-10, 1e21, 1e22, 123456789, 0.00012} {
 		v := v
 		check("float", &Report{Results: []Result{{LoopProbability: &v}}})
 	}

@@ -177,7 +177,7 @@ func TestLargeReportIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ref.String() != fast1.String() {
-		t.Errorf("the chunked JSON writer differs from encoding/json")
+		t.Errorf("the JSON report writer differs from encoding/json")
 	}
 	if fast1.String() != fast2.String() {
 		t.Errorf("8 workers and 1 worker give different reports")

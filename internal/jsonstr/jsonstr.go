@@ -1,7 +1,8 @@
-// Package jsonstr is for loopguard's hand-written JSON writers (the CLI's report writer and
-// the manifest reader's fast YAML path): it quotes a string exactly as encoding/json does with
-// HTML escaping off, so output written by hand is byte-for-byte what encoding/json would write.
-// The standard library has no exported quoter (encoding/json/jsontext is not in this Go).
+// Package jsonstr is for the manifest reader's fast YAML path, which writes JSON by hand: it
+// quotes a string exactly as encoding/json does with HTML escaping off, so output written by
+// hand is byte-for-byte what encoding/json would write. The standard library has no exported
+// quoter (encoding/json/jsontext is not in this Go). The CLI's JSON report is written by
+// github.com/go-json-experiment/json instead.
 package jsonstr
 
 import "unicode/utf8"
