@@ -80,7 +80,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 			ref.Namespace, ref.Name = o.Namespace, o.Name
 		}
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
-			Msg: "Ingress objects have no ipMode: loopguard assesses the ingress controller's LoadBalancer Service instead", Reason: RuleIngressNoIPMode.Reason()}
+			Msg: "Ingress objects have no ipMode: loopguard assesses the ingress controller's LoadBalancer Service instead", Reason: ruleIngressNoIPMode.Reason()}
 	default:
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: fmt.Sprintf("%T", obj)},
 			Msg: "not a Service or Ingress"}
@@ -116,10 +116,10 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	// dialect.ServiceBase sets InterceptMasquerades from the proxy mode and the traffic policy;
 	// say why when it matters, that is when the traffic is intercepted.
 	if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes {
-		e.Reasons = append(e.Reasons, RuleInterceptMasquerade.Reason())
+		e.Reasons = append(e.Reasons, ruleInterceptMasquerade.Reason())
 	}
 	if dp.mode == core.ProxyModeIPVS && len(st.vips)+len(st.defaulted) > 0 {
-		e.Notes = append(e.Notes, RuleIPVSProbe.Reason())
+		e.Notes = append(e.Notes, ruleIPVSProbe.Reason())
 	}
 
 	if ov.Scope == core.ScopeUnknown {
@@ -152,11 +152,11 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 		Remedy: core.InterceptVIP,
 		Path:   core.PathVIP,
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
-		Reason: RuleOfferInterceptVIP.Reason(),
+		Reason: ruleOfferInterceptVIP.Reason(),
 	}
 	switch e.InterceptMasquerades {
 	case core.Yes:
-		// Intercepted traffic reaches the backend from a node address (RuleInterceptMasquerade).
+		// Intercepted traffic reaches the backend from a node address (ruleInterceptMasquerade).
 		o.Costs.ClientIP = core.ClientIPLost
 	case core.Unknown:
 		o.Costs.ClientIP = core.ClientIPUnknown
@@ -178,10 +178,10 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 
 	switch {
 	case st.n == 0:
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleNotProvisioned.Reason()})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: ruleNotProvisioned.Reason()})
 	case len(st.ips()) == 0:
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
-			Reason: RuleVIPNeedsIP.Because("The load balancer publishes only " + strings.Join(st.hostnames, ", ") + "; there is no IP for nodes to intercept.")})
+			Reason: ruleVIPNeedsIP.Because("The load balancer publishes only " + strings.Join(st.hostnames, ", ") + "; there is no IP for nodes to intercept.")})
 	}
 	switch dp.programsVIP {
 	case core.Unknown:
@@ -190,7 +190,7 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: dp.vipReason})
 	}
 	if e.ProxyProtocol == core.Yes {
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: RuleVIPBreaksProxyProtocol.Reason()})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported, Reason: ruleVIPBreaksProxyProtocol.Reason()})
 	}
 	return o
 }
@@ -201,14 +201,14 @@ func nodeSeparationOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts,
 	o := dialect.NodeSeparationOffer(e, svc.Spec.Selector)
 	switch {
 	case st.n == 0:
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleNotProvisioned.Reason()})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: ruleNotProvisioned.Reason()})
 	case len(st.proxy) > 0 && dp.honoursProxy != core.Yes:
 		kind := core.PreconditionUnknown
 		if dp.honoursProxy == core.No {
 			kind = core.PreconditionVersion
 		}
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: kind,
-			Reason: RuleNodeSeparationNeedsProxy.Because(dp.proxyReason.Message + " (" + dp.component + " " + orUnknown(dp.have) + ", need " + orUnknown(dp.need) + ")")})
+			Reason: ruleNodeSeparationNeedsProxy.Because(dp.proxyReason.Message + " (" + dp.component + " " + orUnknown(dp.have) + ", need " + orUnknown(dp.need) + ")")})
 	}
 	return o
 }

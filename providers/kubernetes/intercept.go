@@ -77,16 +77,16 @@ func dataplaneOf(p *core.ClusterProfile) dataplane {
 	case core.ProxyModeIPTables, core.ProxyModeNFTables, core.ProxyModeIPVS:
 		d.programsVIP = core.Yes
 		if p.ProxyMode == core.ProxyModeIPVS {
-			d.vipReason = RuleKubeProxyVIP.Because("kube-proxy in ipvs mode programs VIP-mode LB IPs and binds them to kube-ipvs0 on every node.")
+			d.vipReason = ruleKubeProxyVIP.Because("kube-proxy in ipvs mode programs VIP-mode LB IPs and binds them to kube-ipvs0 on every node.")
 		} else {
-			d.vipReason = RuleKubeProxyVIP.Because("kube-proxy in " + string(p.ProxyMode) + " mode programs VIP-mode LB IPs on every node.")
+			d.vipReason = ruleKubeProxyVIP.Because("kube-proxy in " + string(p.ProxyMode) + " mode programs VIP-mode LB IPs on every node.")
 		}
 		d.component, d.need = "kube-proxy", ">= v1.30 (LoadBalancerIPMode on)"
 		d.kubeProxyHonours(p)
 	case core.ProxyModeEBPF:
 		d.programsVIP = core.Yes
 		if strings.EqualFold(p.Dataplane.CNI, "cilium") {
-			d.vipReason = RuleEBPFVIP.Because("Cilium's kube-proxy replacement intercepts VIP-mode LB IPs.")
+			d.vipReason = ruleEBPFVIP.Because("Cilium's kube-proxy replacement intercepts VIP-mode LB IPs.")
 			d.component, d.need = "Cilium", ">= v1.17.0, not v1.18.0"
 			d.ciliumHonours(p)
 			return d
@@ -95,11 +95,11 @@ func dataplaneOf(p *core.ClusterProfile) dataplane {
 		if name == "" {
 			name = "an undeclared CNI"
 		}
-		d.vipReason = RuleEBPFVIP.Because("The eBPF dataplane (" + name + ") intercepts VIP-mode LB IPs (UNCONFIRMED for dataplanes other than Cilium).")
-		d.honoursProxy, d.proxyReason = core.Unknown, RuleEBPFProxyUnknown.Because("The eBPF dataplane is "+name+"; only Cilium's ipMode support is known.")
+		d.vipReason = ruleEBPFVIP.Because("The eBPF dataplane (" + name + ") intercepts VIP-mode LB IPs (UNCONFIRMED for dataplanes other than Cilium).")
+		d.honoursProxy, d.proxyReason = core.Unknown, ruleEBPFProxyUnknown.Because("The eBPF dataplane is "+name+"; only Cilium's ipMode support is known.")
 		d.component = "eBPF dataplane"
 	default:
-		r := RuleProxyModeUnknown.Reason()
+		r := ruleProxyModeUnknown.Reason()
 		d.programsVIP, d.vipReason = core.Unknown, r
 		d.honoursProxy, d.proxyReason = core.Unknown, r
 		d.component = "service proxy"
@@ -112,17 +112,17 @@ func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
 		d.have = p.KubeProxyVersion
 		switch {
 		case kp.AtLeast(kubeProxyHonoursProxy):
-			d.honoursProxy, d.proxyReason = core.Yes, RuleKubeProxyHonoursProxy.Because("kube-proxy "+p.KubeProxyVersion+" skips Proxy-mode LB IPs.")
+			d.honoursProxy, d.proxyReason = core.Yes, ruleKubeProxyHonoursProxy.Because("kube-proxy "+p.KubeProxyVersion+" skips Proxy-mode LB IPs.")
 		case kp.AtLeast(kubeProxyGateAlpha):
-			d.honoursProxy, d.proxyReason = core.No, RuleKubeProxyGateOff.Because("kube-proxy "+p.KubeProxyVersion+" has LoadBalancerIPMode alpha, off by default: it intercepts Proxy-mode LB IPs (unless the gate was turned on).")
+			d.honoursProxy, d.proxyReason = core.No, ruleKubeProxyGateOff.Because("kube-proxy "+p.KubeProxyVersion+" has LoadBalancerIPMode alpha, off by default: it intercepts Proxy-mode LB IPs (unless the gate was turned on).")
 		default:
-			d.honoursProxy, d.proxyReason = core.No, RuleKubeProxyTooOld.Because("kube-proxy "+p.KubeProxyVersion+" predates ipMode: it intercepts every LB IP.")
+			d.honoursProxy, d.proxyReason = core.No, ruleKubeProxyTooOld.Because("kube-proxy "+p.KubeProxyVersion+" predates ipMode: it intercepts every LB IP.")
 		}
 		return
 	}
 	api, err := version.ParseGeneric(p.KubernetesVersion)
 	if err != nil {
-		d.honoursProxy, d.proxyReason = core.Unknown, RuleKubeProxyVersionUnknown.Reason()
+		d.honoursProxy, d.proxyReason = core.Unknown, ruleKubeProxyVersionUnknown.Reason()
 		return
 	}
 	skew := kubeProxySkew(api)
@@ -130,14 +130,14 @@ func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
 	switch {
 	case api.LessThan(kubeProxyHonoursProxy):
 		d.have = "<= " + p.KubernetesVersion
-		d.honoursProxy, d.proxyReason = core.No, RuleKubeProxySkewIgnores.Because(fmt.Sprintf(
+		d.honoursProxy, d.proxyReason = core.No, ruleKubeProxySkewIgnores.Because(fmt.Sprintf(
 			"The control plane is %s, so kube-proxy is at most v%d.%d: it intercepts Proxy-mode LB IPs.", p.KubernetesVersion, api.Major(), api.Minor()))
 	case oldest.AtLeast(kubeProxyHonoursProxy):
 		d.have = fmt.Sprintf(">= v%d.%d", oldest.Major(), oldest.Minor())
-		d.honoursProxy, d.proxyReason = core.Yes, RuleKubeProxySkewHonours.Because(fmt.Sprintf(
+		d.honoursProxy, d.proxyReason = core.Yes, ruleKubeProxySkewHonours.Because(fmt.Sprintf(
 			"The control plane is %s; kube-proxy may lag it by %d minor versions, to v%d.%d at the oldest, which still honours Proxy.", p.KubernetesVersion, skew, oldest.Major(), oldest.Minor()))
 	default:
-		d.honoursProxy, d.proxyReason = core.Unknown, RuleKubeProxySkewUnknown.Because(fmt.Sprintf(
+		d.honoursProxy, d.proxyReason = core.Unknown, ruleKubeProxySkewUnknown.Because(fmt.Sprintf(
 			"The control plane is %s; kube-proxy may lag it by %d minor versions, to v%d.%d, and a kube-proxy older than v1.30 ignores Proxy and still intercepts. Declare kubeProxyVersion.", p.KubernetesVersion, skew, oldest.Major(), oldest.Minor()))
 	}
 }
@@ -145,21 +145,21 @@ func (d *dataplane) kubeProxyHonours(p *core.ClusterProfile) {
 func (d *dataplane) ciliumHonours(p *core.ClusterProfile) {
 	v, err := version.ParseGeneric(p.Dataplane.CiliumVersion)
 	if err != nil {
-		d.honoursProxy, d.proxyReason = core.Unknown, RuleCiliumVersionUnknown.Reason()
+		d.honoursProxy, d.proxyReason = core.Unknown, ruleCiliumVersionUnknown.Reason()
 		return
 	}
 	d.have = p.Dataplane.CiliumVersion
 	is1180 := v.Major() == 1 && v.Minor() == 18 && v.Patch() == 0
 	switch {
 	case v.LessThan(ciliumHonoursProxy):
-		d.honoursProxy, d.proxyReason = core.No, RuleCiliumTooOld.Because("Cilium "+p.Dataplane.CiliumVersion+" predates ipMode: it intercepts every LB IP.")
+		d.honoursProxy, d.proxyReason = core.No, ruleCiliumTooOld.Because("Cilium "+p.Dataplane.CiliumVersion+" predates ipMode: it intercepts every LB IP.")
 	case is1180 && len(v.Components()) < 3:
 		// "1.18" could be the broken 1.18.0 or a fixed patch release.
-		d.honoursProxy, d.proxyReason = core.Unknown, RuleCilium1180.Because("Cilium "+p.Dataplane.CiliumVersion+" without a patch version: 1.18.0 intercepts Proxy-mode LB IPs, 1.18.1 and later do not. Declare the patch version.")
+		d.honoursProxy, d.proxyReason = core.Unknown, ruleCilium1180.Because("Cilium "+p.Dataplane.CiliumVersion+" without a patch version: 1.18.0 intercepts Proxy-mode LB IPs, 1.18.1 and later do not. Declare the patch version.")
 	case is1180:
-		d.honoursProxy, d.proxyReason = core.No, RuleCilium1180.Because("Cilium "+p.Dataplane.CiliumVersion+" intercepts Proxy-mode LB IPs (regression fixed in 1.18.1).")
+		d.honoursProxy, d.proxyReason = core.No, ruleCilium1180.Because("Cilium "+p.Dataplane.CiliumVersion+" intercepts Proxy-mode LB IPs (regression fixed in 1.18.1).")
 	default:
-		d.honoursProxy, d.proxyReason = core.Yes, RuleCiliumHonoursProxy.Because("Cilium "+p.Dataplane.CiliumVersion+" skips Proxy-mode LB IPs.")
+		d.honoursProxy, d.proxyReason = core.Yes, ruleCiliumHonoursProxy.Because("Cilium "+p.Dataplane.CiliumVersion+" skips Proxy-mode LB IPs.")
 	}
 }
 
@@ -222,7 +222,7 @@ func (s *statusFacts) ips() []string {
 // it can loop), Unknown otherwise. It appends the reasons to e.
 func intercept(s *statusFacts, d *dataplane, e *core.Exposure) core.Fact {
 	if s.n == 0 {
-		e.Reasons = append(e.Reasons, RuleNotProvisioned.Reason())
+		e.Reasons = append(e.Reasons, ruleNotProvisioned.Reason())
 		return core.Unknown
 	}
 	// Each group of entries shares one verdict.
@@ -237,19 +237,19 @@ func intercept(s *statusFacts, d *dataplane, e *core.Exposure) core.Fact {
 		{s.proxy, not(d.honoursProxy)},
 	}
 	if len(s.hostnames) > 0 {
-		e.Reasons = append(e.Reasons, RuleHostnameOnly.Because("The load balancer publishes "+strings.Join(s.hostnames, ", ")+" without an ip; no node holds the address it resolves to."))
+		e.Reasons = append(e.Reasons, ruleHostnameOnly.Because("The load balancer publishes "+strings.Join(s.hostnames, ", ")+" without an ip; no node holds the address it resolves to."))
 	}
 	if len(s.vips) > 0 {
-		e.Reasons = append(e.Reasons, RuleIPModeVIP.Because(strings.Join(s.vips, ", ")+" has ipMode VIP."))
+		e.Reasons = append(e.Reasons, ruleIPModeVIP.Because(strings.Join(s.vips, ", ")+" has ipMode VIP."))
 	}
 	if len(s.defaulted) > 0 {
-		e.Reasons = append(e.Reasons, RuleIPModeDefaulted.Because(strings.Join(s.defaulted, ", ")+" has no ipMode; the API server defaults it to VIP."))
+		e.Reasons = append(e.Reasons, ruleIPModeDefaulted.Because(strings.Join(s.defaulted, ", ")+" has no ipMode; the API server defaults it to VIP."))
 	}
 	if len(s.vips)+len(s.defaulted) > 0 {
 		e.Reasons = append(e.Reasons, d.vipReason)
 	}
 	if len(s.proxy) > 0 {
-		e.Reasons = append(e.Reasons, RuleIPModeProxy.Because(strings.Join(s.proxy, ", ")+" has ipMode Proxy."), d.proxyReason)
+		e.Reasons = append(e.Reasons, ruleIPModeProxy.Because(strings.Join(s.proxy, ", ")+" has ipMode Proxy."), d.proxyReason)
 	}
 	var yes, no, unknown bool
 	for _, g := range groups {
@@ -289,7 +289,7 @@ func intercept(s *statusFacts, d *dataplane, e *core.Exposure) core.Fact {
 			}
 		}
 		b.WriteString("Clients that use the addresses reaching the load balancer can loop.")
-		e.Reasons = append(e.Reasons, RuleMixedEntries.Because(b.String()))
+		e.Reasons = append(e.Reasons, ruleMixedEntries.Because(b.String()))
 	}
 	switch {
 	case no:

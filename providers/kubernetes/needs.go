@@ -46,7 +46,7 @@ func proxyHeaderOf(svc *corev1.Service, c *core.Cluster) []proxyHeaderFact {
 	ann := svc.Annotations
 	var out []proxyHeaderFact
 	add := func(version, msg string) {
-		out = append(out, proxyHeaderFact{version: version, reason: RuleCCMProxyProtocol.Because(msg)})
+		out = append(out, proxyHeaderFact{version: version, reason: ruleCCMProxyProtocol.Because(msg)})
 	}
 	// AWS: "*" is the only value both projects accept. The cloud provider's Classic ELB sends
 	// v1 (its ELB policy ProxyProtocol); the AWS Load Balancer Controller's NLB target groups
@@ -138,7 +138,7 @@ func ingressNginxProxy(svc *corev1.Service, c *core.Cluster) (proxyHeaderFact, b
 		}
 		if on, err := strconv.ParseBool(cm.Data[ingressNginxUsePROXY]); err == nil && on {
 			// nginx's listen ... proxy_protocol accepts both versions.
-			return proxyHeaderFact{reason: RuleIngressNginxProxyProtocol.Because(
+			return proxyHeaderFact{reason: ruleIngressNginxProxyProtocol.Because(
 				"ConfigMap " + svc.Namespace + "/" + name + " sets " + ingressNginxUsePROXY + ": " + quote(cm.Data[ingressNginxUsePROXY]))}, true
 		}
 		return proxyHeaderFact{}, false
@@ -184,7 +184,7 @@ func throughLBOffer(e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer
 			kind = core.PreconditionVersion
 		}
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: kind,
-			Reason: RuleThroughLBNeedsProxy.Because(dp.proxyReason.Message + " (" + dp.component + " " + orUnknown(dp.have) + ", need " + orUnknown(dp.need) + ")")})
+			Reason: ruleThroughLBNeedsProxy.Because(dp.proxyReason.Message + " (" + dp.component + " " + orUnknown(dp.have) + ", need " + orUnknown(dp.need) + ")")})
 	}
 	return o
 }

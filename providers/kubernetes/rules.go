@@ -2,6 +2,52 @@ package kubernetes
 
 import "github.com/loopguard/loopguard/core"
 
+// Codes of this dialect's rules; the dialect's Rules lists the rules themselves.
+const (
+	CodeNotProvisioned            core.Code = "k8s-not-provisioned"
+	CodeIPModeVIP                 core.Code = "k8s-ipmode-vip"
+	CodeIPModeDefaulted           core.Code = "k8s-ipmode-defaulted"
+	CodeIPModeProxy               core.Code = "k8s-ipmode-proxy"
+	CodeHostnameOnly              core.Code = "k8s-hostname-only"
+	CodeMixedEntries              core.Code = "k8s-mixed-entries"
+	CodeProxyModeUnknown          core.Code = "k8s-proxy-mode-unknown"
+	CodeKubeProxyVIP              core.Code = "k8s-kube-proxy-programs-vip"
+	CodeKubeProxyHonoursProxy     core.Code = "k8s-kube-proxy-honours-proxy"
+	CodeKubeProxyGateOff          core.Code = "k8s-kube-proxy-1.29-ignores-proxy"
+	CodeKubeProxyTooOld           core.Code = "k8s-kube-proxy-predates-ipmode"
+	CodeKubeProxySkewHonours      core.Code = "k8s-kube-proxy-skew-honours"
+	CodeKubeProxySkewIgnores      core.Code = "k8s-kube-proxy-skew-ignores"
+	CodeKubeProxySkewUnknown      core.Code = "k8s-kube-proxy-skew-unknown"
+	CodeKubeProxyVersionUnknown   core.Code = "k8s-kube-proxy-version-unknown"
+	CodeEBPFVIP                   core.Code = "k8s-ebpf-programs-vip"
+	CodeCiliumHonoursProxy        core.Code = "k8s-cilium-honours-proxy"
+	CodeCiliumTooOld              core.Code = "k8s-cilium-predates-ipmode"
+	CodeCilium1180                core.Code = "k8s-cilium-1.18.0-ignores-proxy"
+	CodeCiliumVersionUnknown      core.Code = "k8s-cilium-version-unknown"
+	CodeEBPFProxyUnknown          core.Code = "k8s-ebpf-ipmode-unknown"
+	CodeInterceptMasquerade       core.Code = "k8s-intercept-masquerade"
+	CodeIPVSProbe                 core.Code = "k8s-ipvs-lb-probe"
+	CodeScopeAnnotation           core.Code = "k8s-scope-annotation"
+	CodeScopeConflict             core.Code = "k8s-scope-conflict"
+	CodeScopeUndeclared           core.Code = "k8s-scope-undeclared"
+	CodeScopeValueUnknown         core.Code = "k8s-scope-value-unrecognised"
+	CodePrivateAddresses          core.Code = "k8s-private-addresses"
+	CodeProxyProtocolSNAT         core.Code = "k8s-proxy-protocol-lb-proxies"
+	CodeAWSNLBClientIP            core.Code = "k8s-aws-nlb-preserves-client-ip"
+	CodeAWSClientIPOff            core.Code = "k8s-aws-nlb-client-ip-off"
+	CodeOCINLBPreserve            core.Code = "k8s-oci-nlb-preserve-source"
+	CodeSNATConflict              core.Code = "k8s-lb-source-nat-conflict"
+	CodeSNATUndeclared            core.Code = "k8s-lb-source-nat-undeclared"
+	CodeIngressNoIPMode           core.Code = "k8s-ingress-no-ipmode"
+	CodeOfferInterceptVIP         core.Code = "k8s-offer-intercept-vip"
+	CodeVIPNeedsIP                core.Code = "k8s-vip-needs-ip"
+	CodeVIPBreaksProxyProtocol    core.Code = "k8s-vip-breaks-proxy-protocol"
+	CodeCCMProxyProtocol          core.Code = "k8s-ccm-proxy-protocol"
+	CodeIngressNginxProxyProtocol core.Code = "k8s-ingress-nginx-proxy-protocol"
+	CodeThroughLBNeedsProxy       core.Code = "k8s-through-lb-needs-proxy"
+	CodeNodeSeparationNeedsProxy  core.Code = "k8s-node-separation-needs-proxy"
+)
+
 // Sources cited by this dialect's rules. Each names the document or the exact code a rule
 // was read from, so a user can check it.
 const (
@@ -37,134 +83,134 @@ const (
 
 // The dialect's rules. Codes are stable; docs/reasons.md lists them with these sources.
 var (
-	RuleNotProvisioned = core.Rule{Code: "k8s-not-provisioned",
+	ruleNotProvisioned = core.Rule{Code: CodeNotProvisioned,
 		Summary: "status.loadBalancer.ingress is empty: the load balancer is not provisioned yet, so which address clients use and whether nodes intercept it is not known.",
 		Source:  srcKEP}
-	RuleIPModeVIP = core.Rule{Code: "k8s-ipmode-vip",
+	ruleIPModeVIP = core.Rule{Code: CodeIPModeVIP,
 		Summary: "An ingress entry with ip and ipMode VIP: the service proxy programs the LB IP on every node and rewrites in-cluster traffic to it before routing.",
 		Source:  srcKEP + "; " + srcDomain5}
-	RuleIPModeDefaulted = core.Rule{Code: "k8s-ipmode-defaulted",
+	ruleIPModeDefaulted = core.Rule{Code: CodeIPModeDefaulted,
 		Summary: "An ingress entry with ip and no ipMode: the API server defaults ipMode to VIP, and dataplanes without KEP-1860 treat every LB IP as VIP.",
 		Source:  srcDefaults + "; " + srcKubeProxy}
-	RuleIPModeProxy = core.Rule{Code: "k8s-ipmode-proxy",
+	ruleIPModeProxy = core.Rule{Code: CodeIPModeProxy,
 		Summary: "An ingress entry with ipMode Proxy: a service proxy that honours it installs no rule for the LB IP, so in-cluster traffic is routed out to the load balancer.",
 		Source:  srcKEP + "; " + srcKubeProxy}
-	RuleHostnameOnly = core.Rule{Code: "k8s-hostname-only",
+	ruleHostnameOnly = core.Rule{Code: CodeHostnameOnly,
 		Summary: "An ingress entry with only a hostname (AWS, DigitalOcean, Linode, Alibaba style): no node holds the address the name resolves to, so traffic always reaches the load balancer.",
 		Source:  srcDomain5 + "; " + srcKubeProxy + " (entries without ip are skipped)"}
-	RuleMixedEntries = core.Rule{Code: "k8s-mixed-entries",
+	ruleMixedEntries = core.Rule{Code: CodeMixedEntries,
 		Summary: "The ingress entries disagree: clients that use some addresses are intercepted, clients that use the others reach the load balancer and can loop.",
 		Source:  srcKEP}
-	RuleProxyModeUnknown = core.Rule{Code: "k8s-proxy-mode-unknown",
+	ruleProxyModeUnknown = core.Rule{Code: CodeProxyModeUnknown,
 		Summary: "The service proxy mode is not declared (profile proxyMode: iptables, ipvs, nftables or ebpf), so whether nodes intercept LB IPs is not known.",
 		Source:  srcDomain5}
-	RuleKubeProxyVIP = core.Rule{Code: "k8s-kube-proxy-programs-vip",
+	ruleKubeProxyVIP = core.Rule{Code: CodeKubeProxyVIP,
 		Summary: "kube-proxy (iptables, nftables, ipvs) programs every VIP-mode LB IP; ipvs also binds it to kube-ipvs0.",
 		Source:  srcKubeProxy + "; " + srcIPVS}
-	RuleKubeProxyHonoursProxy = core.Rule{Code: "k8s-kube-proxy-honours-proxy",
+	ruleKubeProxyHonoursProxy = core.Rule{Code: CodeKubeProxyHonoursProxy,
 		Summary: "kube-proxy 1.30 and later skips Proxy-mode LB IPs (LoadBalancerIPMode beta, on by default; GA in 1.32).",
 		Source:  srcGate + "; " + srcKubeProxy}
-	RuleKubeProxyGateOff = core.Rule{Code: "k8s-kube-proxy-1.29-ignores-proxy",
+	ruleKubeProxyGateOff = core.Rule{Code: CodeKubeProxyGateOff,
 		Summary: "kube-proxy 1.29 has LoadBalancerIPMode alpha, off by default: it treats Proxy-mode LB IPs as VIP and intercepts them.",
 		Source:  srcGate + "; " + srcKubeProxy}
-	RuleKubeProxyTooOld = core.Rule{Code: "k8s-kube-proxy-predates-ipmode",
+	ruleKubeProxyTooOld = core.Rule{Code: CodeKubeProxyTooOld,
 		Summary: "kube-proxy older than 1.29 does not know ipMode: it intercepts every LB IP, Proxy or not.",
 		Source:  srcGate + "; " + srcKubeProxy}
-	RuleKubeProxySkewHonours = core.Rule{Code: "k8s-kube-proxy-skew-honours",
+	ruleKubeProxySkewHonours = core.Rule{Code: CodeKubeProxySkewHonours,
 		Summary: "The kube-proxy version is not declared, but the control plane is new enough that even the oldest kube-proxy the skew policy allows honours Proxy.",
 		Source:  srcSkew + "; " + srcGate}
-	RuleKubeProxySkewIgnores = core.Rule{Code: "k8s-kube-proxy-skew-ignores",
+	ruleKubeProxySkewIgnores = core.Rule{Code: CodeKubeProxySkewIgnores,
 		Summary: "The kube-proxy version is not declared, but the control plane is older than 1.30, so kube-proxy is too (it must not be newer): it ignores Proxy and intercepts.",
 		Source:  srcSkew + "; " + srcGate}
-	RuleKubeProxySkewUnknown = core.Rule{Code: "k8s-kube-proxy-skew-unknown",
+	ruleKubeProxySkewUnknown = core.Rule{Code: CodeKubeProxySkewUnknown,
 		Summary: "The kube-proxy version is not declared and may lag the control plane by up to three minor versions, to a release that ignores Proxy and still intercepts; declare kubeProxyVersion.",
 		Source:  srcSkew + "; " + srcGate}
-	RuleKubeProxyVersionUnknown = core.Rule{Code: "k8s-kube-proxy-version-unknown",
+	ruleKubeProxyVersionUnknown = core.Rule{Code: CodeKubeProxyVersionUnknown,
 		Summary: "Neither kubeProxyVersion nor kubernetesVersion is declared: whether kube-proxy honours ipMode Proxy (1.30 and later) is not known.",
 		Source:  srcGate}
-	RuleEBPFVIP = core.Rule{Code: "k8s-ebpf-programs-vip",
+	ruleEBPFVIP = core.Rule{Code: CodeEBPFVIP,
 		Summary: "An eBPF service dataplane that replaces kube-proxy intercepts VIP-mode LB IPs itself.",
 		Source:  srcDomain5 + "; UNCONFIRMED for eBPF dataplanes other than Cilium"}
-	RuleCiliumHonoursProxy = core.Rule{Code: "k8s-cilium-honours-proxy",
+	ruleCiliumHonoursProxy = core.Rule{Code: CodeCiliumHonoursProxy,
 		Summary: "Cilium's kube-proxy replacement skips Proxy-mode LB IPs since 1.17 (except 1.18.0).",
 		Source:  srcCilium117 + "; " + srcCilium118}
-	RuleCiliumTooOld = core.Rule{Code: "k8s-cilium-predates-ipmode",
+	ruleCiliumTooOld = core.Rule{Code: CodeCiliumTooOld,
 		Summary: "Cilium older than 1.17 does not implement ipMode: it intercepts every LB IP, Proxy or not.",
 		Source:  srcCilium117}
-	RuleCilium1180 = core.Rule{Code: "k8s-cilium-1.18.0-ignores-proxy",
+	ruleCilium1180 = core.Rule{Code: CodeCilium1180,
 		Summary: "Cilium 1.18.0 regressed and no longer skips Proxy-mode LB IPs: it intercepts them (fixed in 1.18.1).",
 		Source:  srcCilium118}
-	RuleCiliumVersionUnknown = core.Rule{Code: "k8s-cilium-version-unknown",
+	ruleCiliumVersionUnknown = core.Rule{Code: CodeCiliumVersionUnknown,
 		Summary: "The Cilium version is not declared (profile dataplane.ciliumVersion): whether it honours ipMode Proxy (1.17+, not 1.18.0) is not known.",
 		Source:  srcCilium117 + "; " + srcCilium118}
-	RuleEBPFProxyUnknown = core.Rule{Code: "k8s-ebpf-ipmode-unknown",
+	ruleEBPFProxyUnknown = core.Rule{Code: CodeEBPFProxyUnknown,
 		Summary: "An eBPF dataplane other than Cilium: whether it honours ipMode Proxy is not known.",
 		Source:  srcDomain5}
-	RuleInterceptMasquerade = core.Rule{Code: "k8s-intercept-masquerade",
+	ruleInterceptMasquerade = core.Rule{Code: CodeInterceptMasquerade,
 		Summary: "kube-proxy masquerades intercepted traffic to an LB IP when externalTrafficPolicy is Cluster: the backend sees a node address.",
 		Source:  srcMasq + "; dialect.KubeProxyMasquerades"}
-	RuleIPVSProbe = core.Rule{Code: "k8s-ipvs-lb-probe",
+	ruleIPVSProbe = core.Rule{Code: CodeIPVSProbe,
 		Summary: "In ipvs mode the LB IP is bound to kube-ipvs0 on every node; a load balancer whose health probes come from its own IP gets no replies and marks the nodes unhealthy.",
 		Source:  srcIPVSProbe}
 
-	RuleScopeAnnotation = core.Rule{Code: "k8s-scope-annotation",
+	ruleScopeAnnotation = core.Rule{Code: CodeScopeAnnotation,
 		Summary: "A cloud's well-known annotation says whether the load balancer is internal or internet-facing.",
 		Source:  "kubernetes/website docs/concepts/services-networking/service.md (Internal load balancer) and each cloud's documentation (see the annotation table)"}
-	RuleScopeConflict = core.Rule{Code: "k8s-scope-conflict",
+	ruleScopeConflict = core.Rule{Code: CodeScopeConflict,
 		Summary: "Cloud annotations on the object disagree about the load balancer's scope; it is left unknown (declare loopguard.io/lb-scope).",
 		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
-	RuleScopeUndeclared = core.Rule{Code: "k8s-scope-undeclared",
+	ruleScopeUndeclared = core.Rule{Code: CodeScopeUndeclared,
 		Summary: "No recognised cloud annotation says whether the load balancer is private; declare it with loopguard.io/lb-scope.",
 		Source:  srcOverride}
-	RuleScopeValueUnknown = core.Rule{Code: "k8s-scope-value-unrecognised",
+	ruleScopeValueUnknown = core.Rule{Code: CodeScopeValueUnknown,
 		Summary: "A cloud's scope annotation has a value loopguard does not recognise; it draws no conclusion from it.",
 		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
-	RulePrivateAddresses = core.Rule{Code: "k8s-private-addresses",
+	rulePrivateAddresses = core.Rule{Code: CodePrivateAddresses,
 		Summary: "Every LB address in the status is in a private range (RFC 1918, RFC 6598, RFC 4193), which suggests a private load balancer; it is not taken as proof.",
 		Source:  "RFC 1918, RFC 6598, RFC 4193"}
 
-	RuleProxyProtocolSNAT = core.Rule{Code: "k8s-proxy-protocol-lb-proxies",
+	ruleProxyProtocolSNAT = core.Rule{Code: CodeProxyProtocolSNAT,
 		Summary: "PROXY protocol is on: the load balancer opens its own connection to the backend (the backend sees the LB's address, the client's in the PROXY header), and the CCM publishes Proxy so in-cluster clients go through it.",
 		Source:  srcHetzner + "; " + srcOpenStack + "; " + srcDomain5 + "; UNCONFIRMED: source NAT is inferred from PROXY protocol, not stated by these CCMs"}
-	RuleAWSNLBClientIP = core.Rule{Code: "k8s-aws-nlb-preserves-client-ip",
+	ruleAWSNLBClientIP = core.Rule{Code: CodeAWSNLBClientIP,
 		Summary: "An AWS NLB with client-IP preservation keeps the client's source address; a client on the node the NLB picks fails (no hairpin).",
 		Source:  srcAWS1160 + "; " + srcAWSTG}
-	RuleAWSClientIPOff = core.Rule{Code: "k8s-aws-nlb-client-ip-off",
+	ruleAWSClientIPOff = core.Rule{Code: CodeAWSClientIPOff,
 		Summary: "preserve_client_ip.enabled=false: the NLB's private IP is the source the backend sees, so replies return through the NLB.",
 		Source:  srcAWSTG}
-	RuleOCINLBPreserve = core.Rule{Code: "k8s-oci-nlb-preserve-source",
+	ruleOCINLBPreserve = core.Rule{Code: CodeOCINLBPreserve,
 		Summary: "An OCI network load balancer with is-preserve-source \"true\" keeps the client's source address; Oracle documents that traffic fails when source and backend are on the same node.",
 		Source:  srcOCINLB}
-	RuleSNATConflict = core.Rule{Code: "k8s-lb-source-nat-conflict",
+	ruleSNATConflict = core.Rule{Code: CodeSNATConflict,
 		Summary: "Cloud annotations on the object disagree about whether the LB replaces the source address; it is left unknown (declare loopguard.io/lb-source-nat).",
 		Source:  "providers/kubernetes snat.go (the source-NAT table)"}
-	RuleSNATUndeclared = core.Rule{Code: "k8s-lb-source-nat-undeclared",
+	ruleSNATUndeclared = core.Rule{Code: CodeSNATUndeclared,
 		Summary: "A generic cloud does not say whether its load balancer replaces the client's source address; declare it with loopguard.io/lb-source-nat.",
 		Source:  srcOverride}
 
-	RuleIngressNoIPMode = core.Rule{Code: "k8s-ingress-no-ipmode",
+	ruleIngressNoIPMode = core.Rule{Code: CodeIngressNoIPMode,
 		Summary: "Ingress objects have no ipMode; loopguard assesses the ingress controller's LoadBalancer Service instead.",
 		Source:  srcIngress}
 
-	RuleOfferInterceptVIP = core.Rule{Code: "k8s-offer-intercept-vip",
+	ruleOfferInterceptVIP = core.Rule{Code: CodeOfferInterceptVIP,
 		Summary: "Publish status.loadBalancer.ingress[].ipMode: VIP so every node intercepts the LB IP; only the owner of the status (the cloud-controller-manager, or a CCM fork) can do it.",
 		Source:  srcKEP + "; docs/sources.md#design (adapters/cloudprovider)"}
-	RuleVIPNeedsIP = core.Rule{Code: "k8s-vip-needs-ip",
+	ruleVIPNeedsIP = core.Rule{Code: CodeVIPNeedsIP,
 		Summary: "The load balancer publishes only hostnames: there is no IP for nodes to intercept.",
 		Source:  srcKubeProxy + " (entries without ip are skipped)"}
-	RuleVIPBreaksProxyProtocol = core.Rule{Code: "k8s-vip-breaks-proxy-protocol",
+	ruleVIPBreaksProxyProtocol = core.Rule{Code: CodeVIPBreaksProxyProtocol,
 		Summary: "The backends expect the PROXY protocol header from the load balancer; intercepted in-cluster traffic would arrive without it and fail.",
 		Source:  srcPPv}
-	RuleCCMProxyProtocol = core.Rule{Code: "k8s-ccm-proxy-protocol",
+	ruleCCMProxyProtocol = core.Rule{Code: CodeCCMProxyProtocol,
 		Summary: "The cloud-controller-manager's annotation turns on the PROXY protocol toward the backends: they expect its header on every connection.",
 		Source:  srcCCMProxy}
-	RuleIngressNginxProxyProtocol = core.Rule{Code: "k8s-ingress-nginx-proxy-protocol",
+	ruleIngressNginxProxyProtocol = core.Rule{Code: CodeIngressNginxProxyProtocol,
 		Summary: "ingress-nginx is configured with use-proxy-protocol: it expects a PROXY protocol header on every connection to this Service's ports.",
 		Source:  srcIngressNginxProxy}
-	RuleThroughLBNeedsProxy = core.Rule{Code: "k8s-through-lb-needs-proxy",
+	ruleThroughLBNeedsProxy = core.Rule{Code: CodeThroughLBNeedsProxy,
 		Summary: "Publishing ipMode Proxy stops the interception only where the dataplane honours it (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
-	RuleNodeSeparationNeedsProxy = core.Rule{Code: "k8s-node-separation-needs-proxy",
+	ruleNodeSeparationNeedsProxy = core.Rule{Code: CodeNodeSeparationNeedsProxy,
 		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 )
@@ -173,16 +219,16 @@ var (
 // code is documented.
 func rules() []core.Rule {
 	return []core.Rule{
-		RuleNotProvisioned, RuleIPModeVIP, RuleIPModeDefaulted, RuleIPModeProxy, RuleHostnameOnly,
-		RuleMixedEntries, RuleProxyModeUnknown, RuleKubeProxyVIP, RuleKubeProxyHonoursProxy,
-		RuleKubeProxyGateOff, RuleKubeProxyTooOld, RuleKubeProxySkewHonours, RuleKubeProxySkewIgnores,
-		RuleKubeProxySkewUnknown, RuleKubeProxyVersionUnknown, RuleEBPFVIP, RuleCiliumHonoursProxy,
-		RuleCiliumTooOld, RuleCilium1180, RuleCiliumVersionUnknown, RuleEBPFProxyUnknown,
-		RuleInterceptMasquerade, RuleIPVSProbe,
-		RuleScopeAnnotation, RuleScopeConflict, RuleScopeUndeclared, RuleScopeValueUnknown, RulePrivateAddresses,
-		RuleProxyProtocolSNAT, RuleAWSNLBClientIP, RuleAWSClientIPOff, RuleOCINLBPreserve, RuleSNATConflict,
-		RuleSNATUndeclared, RuleIngressNoIPMode,
-		RuleOfferInterceptVIP, RuleVIPNeedsIP, RuleVIPBreaksProxyProtocol, RuleNodeSeparationNeedsProxy,
-		RuleCCMProxyProtocol, RuleIngressNginxProxyProtocol, RuleThroughLBNeedsProxy,
+		ruleNotProvisioned, ruleIPModeVIP, ruleIPModeDefaulted, ruleIPModeProxy, ruleHostnameOnly,
+		ruleMixedEntries, ruleProxyModeUnknown, ruleKubeProxyVIP, ruleKubeProxyHonoursProxy,
+		ruleKubeProxyGateOff, ruleKubeProxyTooOld, ruleKubeProxySkewHonours, ruleKubeProxySkewIgnores,
+		ruleKubeProxySkewUnknown, ruleKubeProxyVersionUnknown, ruleEBPFVIP, ruleCiliumHonoursProxy,
+		ruleCiliumTooOld, ruleCilium1180, ruleCiliumVersionUnknown, ruleEBPFProxyUnknown,
+		ruleInterceptMasquerade, ruleIPVSProbe,
+		ruleScopeAnnotation, ruleScopeConflict, ruleScopeUndeclared, ruleScopeValueUnknown, rulePrivateAddresses,
+		ruleProxyProtocolSNAT, ruleAWSNLBClientIP, ruleAWSClientIPOff, ruleOCINLBPreserve, ruleSNATConflict,
+		ruleSNATUndeclared, ruleIngressNoIPMode,
+		ruleOfferInterceptVIP, ruleVIPNeedsIP, ruleVIPBreaksProxyProtocol, ruleNodeSeparationNeedsProxy,
+		ruleCCMProxyProtocol, ruleIngressNginxProxyProtocol, ruleThroughLBNeedsProxy,
 	}
 }

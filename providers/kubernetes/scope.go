@@ -185,7 +185,7 @@ func (d *Dialect) scopeOf(svc *corev1.Service, e *core.Exposure) {
 				}
 				s, known := a.match(v)
 				if !known {
-					e.Notes = append(e.Notes, RuleScopeValueUnknown.Because(a.Cloud+": "+a.Key+": "+quote(v)+" is not a value loopguard recognises ("+a.Source+")"))
+					e.Notes = append(e.Notes, ruleScopeValueUnknown.Because(a.Cloud+": "+a.Key+": "+quote(v)+" is not a value loopguard recognises ("+a.Source+")"))
 					continue
 				}
 				decide(s, a.Cloud+": "+a.Key+": "+quote(v)+" makes the load balancer "+string(s)+" ("+a.Source+")")
@@ -200,15 +200,15 @@ func (d *Dialect) scopeOf(svc *corev1.Service, e *core.Exposure) {
 	}
 	switch {
 	case conflict:
-		e.Notes = append(e.Notes, RuleScopeConflict.Because(joined()))
+		e.Notes = append(e.Notes, ruleScopeConflict.Because(joined()))
 	case scope != core.ScopeUnknown:
 		e.Scope = scope
-		e.Reasons = append(e.Reasons, RuleScopeAnnotation.Because(joined()))
+		e.Reasons = append(e.Reasons, ruleScopeAnnotation.Because(joined()))
 	default:
 		if allPrivate(svc.Status.LoadBalancer.Ingress) {
-			e.Notes = append(e.Notes, RulePrivateAddresses.Reason())
+			e.Notes = append(e.Notes, rulePrivateAddresses.Reason())
 		}
-		e.Notes = append(e.Notes, RuleScopeUndeclared.Reason())
+		e.Notes = append(e.Notes, ruleScopeUndeclared.Reason())
 	}
 }
 

@@ -39,39 +39,39 @@ func lbSourceNAT(svc *corev1.Service, protos core.Protocols) []snatFact {
 	// publishes Proxy (or, older OpenStack, a hostname) so in-cluster clients go through it.
 	if ann[annHetznerProxyProtocol] == "true" {
 		out = append(out, snatFact{nat: core.Yes, proxy: core.Yes,
-			reason: RuleProxyProtocolSNAT.Because("Hetzner Cloud: " + annHetznerProxyProtocol + ": \"true\"")})
+			reason: ruleProxyProtocolSNAT.Because("Hetzner Cloud: " + annHetznerProxyProtocol + ": \"true\"")})
 	}
 	if v := ann[annOpenStackProxyProtocol]; v == "true" || v == "v1" || v == "v2" {
 		out = append(out, snatFact{nat: core.Yes, proxy: core.Yes,
-			reason: RuleProxyProtocolSNAT.Because("OpenStack: " + annOpenStackProxyProtocol + ": " + quote(v))})
+			reason: ruleProxyProtocolSNAT.Because("OpenStack: " + annOpenStackProxyProtocol + ": " + quote(v))})
 	}
 	// AWS: the cloud-controller-manager's NLB (type "nlb", no loadBalancerClass) registers
 	// instance targets with client-IP preservation on and offers no way to change it.
 	if ann[annAWSType] == "nlb" && svc.Spec.LoadBalancerClass == nil {
 		out = append(out, snatFact{nat: core.No,
-			reason: RuleAWSNLBClientIP.Because("AWS cloud-controller-manager NLB (" + annAWSType + ": \"nlb\") keeps client-IP preservation on")})
+			reason: ruleAWSNLBClientIP.Because("AWS cloud-controller-manager NLB (" + annAWSType + ": \"nlb\") keeps client-IP preservation on")})
 	}
 	// AWS Load Balancer Controller: an explicit target-group attribute.
 	if v, ok := ann[annAWSTargetGroupAttrs]; ok {
 		switch stringMapValue(v, "preserve_client_ip.enabled") {
 		case "true":
 			out = append(out, snatFact{nat: core.No,
-				reason: RuleAWSNLBClientIP.Because(annAWSTargetGroupAttrs + " sets preserve_client_ip.enabled=true")})
+				reason: ruleAWSNLBClientIP.Because(annAWSTargetGroupAttrs + " sets preserve_client_ip.enabled=true")})
 		case "false":
 			if protos&core.UDP != 0 {
 				// Client IP preservation cannot be turned off for UDP target groups.
 				out = append(out, snatFact{nat: core.No,
-					reason: RuleAWSNLBClientIP.Because("preserve_client_ip.enabled=false, but the Service has UDP ports, whose target groups always preserve the client IP")})
+					reason: ruleAWSNLBClientIP.Because("preserve_client_ip.enabled=false, but the Service has UDP ports, whose target groups always preserve the client IP")})
 			} else {
 				out = append(out, snatFact{nat: core.Yes,
-					reason: RuleAWSClientIPOff.Because(annAWSTargetGroupAttrs + " sets preserve_client_ip.enabled=false")})
+					reason: ruleAWSClientIPOff.Because(annAWSTargetGroupAttrs + " sets preserve_client_ip.enabled=false")})
 			}
 		}
 	}
 	// Oracle OKE: a network load balancer that preserves the source.
 	if ann[annOCINLBPreserveSource] == "true" {
 		out = append(out, snatFact{nat: core.No,
-			reason: RuleOCINLBPreserve.Because("Oracle OKE: " + annOCINLBPreserveSource + ": \"true\"")})
+			reason: ruleOCINLBPreserve.Because("Oracle OKE: " + annOCINLBPreserveSource + ": \"true\"")})
 	}
 	return out
 }
@@ -79,7 +79,7 @@ func lbSourceNAT(svc *corev1.Service, protos core.Protocols) []snatFact {
 // applySourceNAT sets LBSourceNAT and ProxyProtocol on e from the peer facts.
 func applySourceNAT(e *core.Exposure, facts []snatFact) {
 	if len(facts) == 0 {
-		e.Notes = append(e.Notes, RuleSNATUndeclared.Reason())
+		e.Notes = append(e.Notes, ruleSNATUndeclared.Reason())
 		return
 	}
 	nat := facts[0].nat
@@ -89,7 +89,7 @@ func applySourceNAT(e *core.Exposure, facts []snatFact) {
 			for i := range facts {
 				msgs[i] = facts[i].reason.Message
 			}
-			e.Notes = append(e.Notes, RuleSNATConflict.Because(strings.Join(msgs, "; ")))
+			e.Notes = append(e.Notes, ruleSNATConflict.Because(strings.Join(msgs, "; ")))
 			return
 		}
 	}

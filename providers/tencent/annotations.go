@@ -119,22 +119,22 @@ func (d *Dialect) setScope(e *core.Exposure, ann map[string]string, subnetKey, e
 	switch {
 	case existing && read:
 		e.Scope = cloud.Scope()
-		e.Reasons = append(e.Reasons, RuleCLBType.Because(existKey+": "+lbID+": DescribeLoadBalancers reports LoadBalancerType "+cloud.Type+": the reused CLB is "+string(e.Scope)))
+		e.Reasons = append(e.Reasons, ruleCLBType.Because(existKey+": "+lbID+": DescribeLoadBalancers reports LoadBalancerType "+cloud.Type+": the reused CLB is "+string(e.Scope)))
 		if private && existingLBIgnoresSubnet {
-			e.Notes = append(e.Notes, RuleExistingLB.Because(subnetKey+" is set too, but it does not change the type of an existing CLB"))
+			e.Notes = append(e.Notes, ruleExistingLB.Because(subnetKey+" is set too, but it does not change the type of an existing CLB"))
 		}
 	case existing:
 		e.Scope = core.ScopeUnknown
-		e.Reasons = append(e.Reasons, RuleExistingLB.Because(existKey+": "+lbID+": the reused CLB's type is not in the manifest; declare loopguard.io/lb-scope (private or public) or read it from the cloud"))
+		e.Reasons = append(e.Reasons, ruleExistingLB.Because(existKey+": "+lbID+": the reused CLB's type is not in the manifest; declare loopguard.io/lb-scope (private or public) or read it from the cloud"))
 		if private && existingLBIgnoresSubnet {
-			e.Notes = append(e.Notes, RuleExistingLB.Because(subnetKey+" is set too, but it does not change the type of an existing CLB"))
+			e.Notes = append(e.Notes, ruleExistingLB.Because(subnetKey+" is set too, but it does not change the type of an existing CLB"))
 		}
 	case private:
 		e.Scope = core.Private
-		e.Reasons = append(e.Reasons, RuleInternalSubnet.Because(subnetKey+": "+subnet+": the CLB is private"))
+		e.Reasons = append(e.Reasons, ruleInternalSubnet.Because(subnetKey+": "+subnet+": the CLB is private"))
 	default:
 		e.Scope = core.Public
-		e.Reasons = append(e.Reasons, RuleDefaultPublic.Reason())
+		e.Reasons = append(e.Reasons, ruleDefaultPublic.Reason())
 	}
 }
 

@@ -72,11 +72,11 @@ func TestReadCLBsSetsTheScope(t *testing.T) {
 			if res.Exposure.Scope != tc.scope || res.Assessment.Risk != tc.risk {
 				t.Errorf("scope %q risk %q, want %q %q", res.Exposure.Scope, res.Assessment.Risk, tc.scope, tc.risk)
 			}
-			r, ok := reasonFor(res.Exposure.Reasons, tencent.RuleCLBType.Code)
+			r, ok := reasonFor(res.Exposure.Reasons, tencent.CodeCLBType)
 			if !ok || !strings.Contains(r.Message, "LoadBalancerType "+tc.typ) || !strings.Contains(r.Source, "docs/sources.md#tke-clb-api") {
 				t.Errorf("reason %+v (found %v), want the LoadBalancerType and docs/sources.md#tke-clb-api", r, ok)
 			}
-			if slices.Contains(codes(res.Exposure.Reasons), tencent.RuleExistingLB.Code) {
+			if slices.Contains(codes(res.Exposure.Reasons), tencent.CodeExistingLB) {
 				t.Error("still says the type is unknown")
 			}
 		})
@@ -152,8 +152,8 @@ func TestReadCLBsFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Exposure.Scope != core.ScopeUnknown || res.Assessment.Risk != core.RiskUnknown ||
-			!slices.Contains(codes(res.Exposure.Reasons), tencent.RuleExistingLB.Code) {
-			t.Errorf("scope %q risk %q reasons %v: want unknown with %s", res.Exposure.Scope, res.Assessment.Risk, codes(res.Exposure.Reasons), tencent.RuleExistingLB.Code)
+			!slices.Contains(codes(res.Exposure.Reasons), tencent.CodeExistingLB) {
+			t.Errorf("scope %q risk %q reasons %v: want unknown with %s", res.Exposure.Scope, res.Assessment.Risk, codes(res.Exposure.Reasons), tencent.CodeExistingLB)
 		}
 	})
 	t.Run("throttled", func(t *testing.T) {

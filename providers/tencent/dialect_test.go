@@ -148,7 +148,7 @@ func TestDecisions(t *testing.T) {
 			files: []string{"profiles/ipvs-kube-proxy-old.yaml", "nodes/regular-3.yaml", "seed/private-service.yaml"}, object: svcWeb, remedy: core.DNSSteering,
 			check: func(t *testing.T, res *core.Result) {
 				rj, _ := rejectionFor(res.Decision, core.InterceptVIP)
-				if rj.Reason.Code != tencent.RulePreventLoopbackTooOld.Code || !strings.Contains(rj.Reason.Message, "v1.18.4-tke.20") {
+				if rj.Reason.Code != tencent.CodePreventLoopbackTooOld || !strings.Contains(rj.Reason.Message, "v1.18.4-tke.20") {
 					t.Errorf("intercept-vip rejection = %+v, want the minimum v1.18.4-tke.20", rj)
 				}
 				o := offerFor(res.Offers, core.InterceptVIP)
@@ -213,8 +213,8 @@ func TestDecisions(t *testing.T) {
 			files: []string{"profiles/ipvs-allow-tickets-unversioned.yaml", "nodes/regular-3.yaml", "seed/private-ingress.yaml"}, object: ingWeb, remedy: core.DNSSteering,
 			check: func(t *testing.T, res *core.Result) {
 				rj, _ := rejectionFor(res.Decision, core.LBSourceNAT)
-				if rj.Reason.Code != tencent.RuleIngressControllerUnknown.Code {
-					t.Errorf("lb-snat rejection = %+v, want %s", rj, tencent.RuleIngressControllerUnknown.Code)
+				if rj.Reason.Code != tencent.CodeIngressControllerUnknown {
+					t.Errorf("lb-snat rejection = %+v, want %s", rj, tencent.CodeIngressControllerUnknown)
 				}
 			}},
 		{name: "layer 7, ingress controller version from its ConfigMap",
@@ -224,7 +224,7 @@ func TestDecisions(t *testing.T) {
 			files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "cases/ingresses.yaml"}, object: ing("path-split"),
 			check: func(t *testing.T, res *core.Result) {
 				o := offerFor(res.Offers, core.DNSSteering)
-				if o.Ready() || o.Unmet[0].Reason.Code != tencent.RuleDNSSeveralBackends.Code || !strings.Contains(o.Unmet[0].Reason.Message, "shop.example.com → api, web") {
+				if o.Ready() || o.Unmet[0].Reason.Code != tencent.CodeDNSSeveralBackends || !strings.Contains(o.Unmet[0].Reason.Message, "shop.example.com → api, web") {
 					t.Errorf("dns-steering = %+v", o)
 				}
 			}},
@@ -247,7 +247,7 @@ func TestInterception(t *testing.T) {
 			files: []string{"profiles/ipvs-kube-proxy-old.yaml", "nodes/regular-3.yaml", "cases/services.yaml"}, object: svc("prevent-loopback"),
 			risk: core.RiskAtRisk,
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Assessment.Reasons, tencent.RulePreventLoopbackTooOld.Code, "v1.18.4-tke.19", "v1.18.4-tke.20")
+				reasonContains(t, res.Assessment.Reasons, tencent.CodePreventLoopbackTooOld, "v1.18.4-tke.19", "v1.18.4-tke.20")
 				if o := offerFor(res.Offers, core.InterceptVIP); !strings.HasPrefix(o.Action, "upgrade the kube-proxy DaemonSet image to v1.18.4-tke.20") {
 					t.Errorf("intercept-vip action = %q, want the upgrade", o.Action)
 				}
@@ -256,7 +256,7 @@ func TestInterception(t *testing.T) {
 			files: []string{"profiles/ipvs-unversioned.yaml", "nodes/regular-3.yaml", "cases/services.yaml"}, object: svc("prevent-loopback"),
 			risk: core.RiskNone, reasons: []core.Code{"tke-prevent-loopback"}, notes: []core.Code{"tke-prevent-loopback-unverified"},
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Exposure.Notes, tencent.RulePreventLoopbackUnverified.Code, "kubeProxyVersion", "v1.20.6-tke.12")
+				reasonContains(t, res.Exposure.Notes, tencent.CodePreventLoopbackUnverified, "kubeProxyVersion", "v1.20.6-tke.12")
 			}},
 		{name: "prevent-loopback on a minor newer than the table is assumed to work (UNCONFIRMED)",
 			files: []string{"profiles/ipvs-kube-proxy-1.28.yaml", "nodes/regular-3.yaml", "cases/services.yaml"}, object: svc("prevent-loopback"),
@@ -279,7 +279,7 @@ func TestInterception(t *testing.T) {
 			files: []string{"profiles/ipvs-clients.yaml", "nodes/mixed.yaml", "cases/services.yaml", "cases/clients.yaml", "cases/clients-regular.yaml"}, object: svc("private"),
 			risk: core.RiskAtRisk,
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Assessment.Reasons, tencent.RuleClientNodes.Code, "eklet-subnet-1", "node-1")
+				reasonContains(t, res.Assessment.Reasons, tencent.CodeClientNodes, "eklet-subnet-1", "node-1")
 			}},
 		{name: "no Nodes in the input: regular nodes assumed",
 			files: []string{"profiles/ipvs.yaml", "cases/services.yaml"}, object: svc("private"),
@@ -306,7 +306,7 @@ func TestInterception(t *testing.T) {
 				if !res.Decision.Tentative {
 					t.Error("decision is not tentative")
 				}
-				if rj, _ := rejectionFor(res.Decision, core.InterceptVIP); rj.Reason.Code != tencent.RulePreventLoopbackIPVSOnly.Code {
+				if rj, _ := rejectionFor(res.Decision, core.InterceptVIP); rj.Reason.Code != tencent.CodePreventLoopbackIPVSOnly {
 					t.Errorf("intercept-vip rejection = %+v", rj)
 				}
 			}},
@@ -346,8 +346,8 @@ func TestScopeAndSourceNAT(t *testing.T) {
 		{name: "SNAT on some ports only: not source-NATed, names the port", files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "cases/services.yaml"}, object: svc("partial-snat"),
 			risk: core.RiskAtRisk,
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Assessment.Reasons, tencent.RuleL4SNATOff.Code, "UDP:53")
-				if r, _ := reasonFor(res.Assessment.Reasons, tencent.RuleL4SNATOff.Code); strings.Contains(r.Message, "TCP:53") {
+				reasonContains(t, res.Assessment.Reasons, tencent.CodeL4SNATOff, "UDP:53")
+				if r, _ := reasonFor(res.Assessment.Reasons, tencent.CodeL4SNATOff); strings.Contains(r.Message, "TCP:53") {
 					t.Errorf("TCP:53 has SNAT but is named: %q", r.Message)
 				}
 				if o := offerFor(res.Offers, core.LBSourceNAT); !strings.Contains(o.Action, "in TkeServiceConfig default/dns-snat") {
@@ -369,12 +369,12 @@ func TestScopeAndSourceNAT(t *testing.T) {
 		{name: "layer 7 with TLS: the HTTPS:443 listener lacks SNAT", files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "cases/ingresses.yaml"}, object: ing("tls"),
 			risk: core.RiskAtRisk,
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Assessment.Reasons, tencent.RuleL7SNATOff.Code, "HTTPS:443")
+				reasonContains(t, res.Assessment.Reasons, tencent.CodeL7SNATOff, "HTTPS:443")
 			}},
 		{name: "layer 7 with rule-mix: both listeners have SNAT", files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "cases/ingresses.yaml"}, object: ing("rule-mix"),
 			risk: core.RiskNone,
 			check: func(t *testing.T, res *core.Result) {
-				reasonContains(t, res.Assessment.Reasons, tencent.RuleL7SNATOn.Code, "HTTP:80, HTTPS:443")
+				reasonContains(t, res.Assessment.Reasons, tencent.CodeL7SNATOn, "HTTP:80, HTTPS:443")
 			}},
 		{name: "layer 7 with custom listen ports: unknown", files: []string{"profiles/ipvs.yaml", "nodes/regular-3.yaml", "cases/ingresses.yaml"}, object: ing("listen-ports"),
 			risk: core.RiskUnknown, reasons: []core.Code{"tke-ingress-listen-ports"}},

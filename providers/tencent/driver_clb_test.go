@@ -72,8 +72,8 @@ func TestDirectL4SNAT(t *testing.T) {
 	if len(p.Changes) != 2 || p.Changes[0].By != core.WriterCloud || p.Changes[0].Field != "SnatEnable" || p.Changes[0].From != "false" || p.Changes[0].To != "true" {
 		t.Fatalf("plan %v", p)
 	}
-	if !slices.Contains(noteCodes(p), tencent.RuleDirectCLB.Code) {
-		t.Errorf("notes %v lack %s", noteCodes(p), tencent.RuleDirectCLB.Code)
+	if !slices.Contains(noteCodes(p), tencent.CodeDirectCLB) {
+		t.Errorf("notes %v lack %s", noteCodes(p), tencent.CodeDirectCLB)
 	}
 	out, err := s.rec.Apply(context.Background(), p)
 	if err != nil {

@@ -39,7 +39,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
 				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
-				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+				Reason: ruleReason(tencent.CodeOfferPreventLoopback)}},
 		},
 		"turns an explicit false on": {
 			reason:  "prevent-loopback: \"false\" is another value of the field loopguard owns for this remedy",
@@ -48,7 +48,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, From: "false", To: "true", Strategy: core.StrategyApply,
 				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
-				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+				Reason: ruleReason(tencent.CodeOfferPreventLoopback)}},
 		},
 		"already set": {
 			reason:  "idempotence: the annotation is there, so the plan is empty even when the remedy is asked for",
@@ -64,7 +64,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
 				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
-				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+				Reason: ruleReason(tencent.CodeOfferPreventLoopback)}},
 			wantBlocked: core.ErrPrecondition,
 			wantNeed:    "v1.18.4-tke.20",
 		},
@@ -76,7 +76,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
 				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
-				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+				Reason: ruleReason(tencent.CodeOfferPreventLoopback)}},
 			wantBlocked: core.ErrPrecondition,
 		},
 		"iptables": {
@@ -87,7 +87,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 			wantChanges: []core.Change{{By: core.WriterCluster, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "default", Name: "web"},
 				Field: `metadata.annotations["` + ann + `"]`, To: "true", Strategy: core.StrategyApply,
 				Edits:  []core.Edit{{Path: []core.PathElem{dialect.F("metadata"), dialect.F("annotations"), dialect.F(ann)}, Value: "true"}},
-				Reason: tencent.RuleOfferPreventLoopback.Reason()}},
+				Reason: ruleReason(tencent.CodeOfferPreventLoopback)}},
 			wantBlocked: core.ErrUnsupported,
 		},
 	}
@@ -122,7 +122,7 @@ func TestPlanInterceptVIP(t *testing.T) {
 				}
 			}
 			// FAQ Q3's caveats travel with the plan.
-			for _, code := range []core.Code{tencent.RuleHealthCheckSource.Code, tencent.RuleLongConnections.Code} {
+			for _, code := range []core.Code{tencent.CodeHealthCheckSource, tencent.CodeLongConnections} {
 				if !slices.Contains(noteCodes(p), code) {
 					t.Errorf("plan notes %v lack %s", noteCodes(p), code)
 				}
@@ -386,7 +386,7 @@ spec:
 				}
 				return
 			}
-			for _, code := range []core.Code{core.CodeSourceLBXFF, tencent.RuleL7SNATSecurityGroup.Code} {
+			for _, code := range []core.Code{core.CodeSourceLBXFF, tencent.CodeL7SNATSecurityGroup} {
 				if !slices.Contains(noteCodes(p), code) {
 					t.Errorf("notes %v lack %s", noteCodes(p), code)
 				}

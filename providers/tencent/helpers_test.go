@@ -164,3 +164,14 @@ func checkDocumented(t testing.TB, res *core.Result) {
 		}
 	}
 }
+
+// ruleReason is the Reason of one of the dialect's rules, by code (the rule values are the
+// package's own; tests reach them through Rules).
+func ruleReason(c core.Code) core.Reason {
+	for _, r := range tencent.NewDialect(nil).Rules() {
+		if r.Code == c {
+			return r.Reason()
+		}
+	}
+	return core.Reason{Code: c}
+}

@@ -48,7 +48,7 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 	ref := ingressRef(ing)
 	if class, from := IngressClass(ing); class != "" && class != IngressClassQCloud {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Msg: fmt.Sprintf(
-			"%s is %q, not %s: %s (%s; %s)", from, class, IngressClassQCloud, RuleIngressClass.Summary, RuleIngressClass.Code, RuleIngressClass.Source)}
+			"%s is %q, not %s: %s (%s; %s)", from, class, IngressClassQCloud, ruleIngressClass.Summary, ruleIngressClass.Code, ruleIngressClass.Source)}
 	}
 	ann := ing.Annotations
 	var errs field.ErrorList
@@ -80,15 +80,15 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 	d.setScope(&e, ann, AnnotationIngressSubnet, AnnotationIngressExistLB)
 	if direct == core.Yes {
 		e.Binding = core.DirectToPod
-		e.Reasons = append(e.Reasons, RuleDirectAccess.Reason())
+		e.Reasons = append(e.Reasons, ruleDirectAccess.Reason())
 	}
 	d.notePlacement(&e, c, nil, direct == core.Yes)
 	if _, ok := ann[AnnotationPreventLoopback]; ok {
-		e.Notes = append(e.Notes, RulePreventLoopbackNoEffect.Because(AnnotationPreventLoopback+" is set on an Ingress; intra-cluster forwarding does not apply to layer 7"))
+		e.Notes = append(e.Notes, rulePreventLoopbackNoEffect.Because(AnnotationPreventLoopback+" is set on an Ingress; intra-cluster forwarding does not apply to layer 7"))
 	}
 	d.setIntercept(&e, c, interception{layer: core.Layer7})
 	if ctrl.note != "" {
-		e.Notes = append(e.Notes, RuleControllerVersionSource.Because(ctrl.note+"; the ingress controller version is taken as unknown"))
+		e.Notes = append(e.Notes, ruleControllerVersionSource.Because(ctrl.note+"; the ingress controller version is taken as unknown"))
 	}
 
 	listeners, custom := IngressListeners(ing)
@@ -125,12 +125,12 @@ func l7Field(ctrl controllerVersion) string {
 func setL7SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners []ListenerKey, custom bool, ctrl controllerVersion) {
 	if name == "" {
 		e.LBSourceNAT = core.No
-		e.Reasons = append(e.Reasons, RuleNoServiceConfig.Reason())
+		e.Reasons = append(e.Reasons, ruleNoServiceConfig.Reason())
 		return
 	}
 	if cfg == nil {
 		e.LBSourceNAT = core.Unknown
-		e.Reasons = append(e.Reasons, RuleServiceConfigMissing.Because("TkeServiceConfig "+ns+"/"+name+" is referenced but not in the input; include it, or declare loopguard.io/lb-source-nat"))
+		e.Reasons = append(e.Reasons, ruleServiceConfigMissing.Because("TkeServiceConfig "+ns+"/"+name+" is referenced but not in the input; include it, or declare loopguard.io/lb-source-nat"))
 		return
 	}
 	what := "TkeServiceConfig " + ns + "/" + name
@@ -141,11 +141,11 @@ func setL7SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners 
 		}
 		if !any {
 			e.LBSourceNAT = core.No
-			e.Reasons = append(e.Reasons, RuleL7SNATOff.Because(what+" turns layer-7 SNAT on for no listener"))
+			e.Reasons = append(e.Reasons, ruleL7SNATOff.Because(what+" turns layer-7 SNAT on for no listener"))
 			return
 		}
 		e.LBSourceNAT = core.Unknown
-		e.Reasons = append(e.Reasons, RuleListenPorts.Reason())
+		e.Reasons = append(e.Reasons, ruleListenPorts.Reason())
 		return
 	}
 	var missing, ambiguous, quoted []string
@@ -190,25 +190,25 @@ func setL7SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners 
 		}
 	}
 	for _, n := range notes {
-		e.Notes = append(e.Notes, RuleL7SNATVersion.Because(n))
+		e.Notes = append(e.Notes, ruleL7SNATVersion.Because(n))
 	}
 	if len(quoted) > 0 {
-		e.Notes = append(e.Notes, RuleSNATQuoted.Because(what+" writes "+strings.Join(quoted, ", ")+" as the string \"true\"; write the boolean true"))
+		e.Notes = append(e.Notes, ruleSNATQuoted.Because(what+" writes "+strings.Join(quoted, ", ")+" as the string \"true\"; write the boolean true"))
 	}
 	switch {
 	case len(missing) > 0:
 		e.LBSourceNAT = core.No
-		e.Reasons = append(e.Reasons, RuleL7SNATOff.Because(what+" does not turn layer-7 SNAT ("+l7Field(ctrl)+") on for "+strings.Join(missing, ", ")))
+		e.Reasons = append(e.Reasons, ruleL7SNATOff.Because(what+" does not turn layer-7 SNAT ("+l7Field(ctrl)+") on for "+strings.Join(missing, ", ")))
 	case len(ambiguous) > 0:
 		e.LBSourceNAT = core.Unknown
 		msg := what + " sets only one of snatEnable / keepaliveEnable on " + strings.Join(ambiguous, ", ") + ", and the ingress controller version is not known; declare ingressControllerVersion"
 		if atLeast == core.Yes {
 			msg = what + " sets keepaliveEnable: 1 but not snatEnable: true on " + strings.Join(ambiguous, ", ") + "; whether keepalive alone still turns SNAT on from controller v2.9.0 is not documented"
 		}
-		e.Reasons = append(e.Reasons, RuleL7SNATVersion.Because(msg))
+		e.Reasons = append(e.Reasons, ruleL7SNATVersion.Because(msg))
 	default:
 		e.LBSourceNAT = core.Yes
-		e.Reasons = append(e.Reasons, RuleL7SNATOn.Because(what+" turns layer-7 SNAT on for every listener ("+keysText(listeners)+")"))
+		e.Reasons = append(e.Reasons, ruleL7SNATOn.Because(what+" turns layer-7 SNAT on for every listener ("+keysText(listeners)+")"))
 	}
 }
 
@@ -221,8 +221,8 @@ func offerL7Intercept() core.Offer {
 		Path:   core.PathVIP,
 		Action: "none: " + AnnotationPreventLoopback + " applies to layer-4 Services only",
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
-		Unmet:  []core.Precondition{{Kind: core.PreconditionUnsupported, Reason: RuleL7NoForwarding.Reason()}},
-		Reason: RuleL7NoForwarding.Reason(),
+		Unmet:  []core.Precondition{{Kind: core.PreconditionUnsupported, Reason: ruleL7NoForwarding.Reason()}},
+		Reason: ruleL7NoForwarding.Reason(),
 	}
 }
 
@@ -241,15 +241,15 @@ func offerL7SNAT(c *core.Cluster, ing *networkingv1.Ingress, cfgName string, lis
 		Path:   core.PathProxy,
 		Action: action,
 		Costs:  core.Costs{ClientIP: core.ClientIPForwardedFor, Tickets: []core.Capability{CapL7SNAT, CapKeepalive}},
-		Reason: RuleOfferL7SNAT.Reason(),
+		Reason: ruleOfferL7SNAT.Reason(),
 	}
 	o.Unmet = allowlistUnmet(&c.Profile, CapL7SNAT, CapKeepalive)
 	if !ctrl.known() {
-		msg := RuleIngressControllerUnknown.Summary
+		msg := ruleIngressControllerUnknown.Summary
 		if ctrl.note != "" {
 			msg += " (" + ctrl.note + ")"
 		}
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion, Reason: RuleIngressControllerUnknown.Because(msg)})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion, Reason: ruleIngressControllerUnknown.Because(msg)})
 	}
 	return o
 }
@@ -283,12 +283,12 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 	}
 	if len(backends) == 0 {
 		b.WriteString("the backend Pods")
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleIngressBackendsUnknown.Because(
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: ruleIngressBackendsUnknown.Because(
 			"backend Services " + strings.Join(core.IngressBackendNames(ing), ", ") + " are not in the input")})
 	}
 	if e.Binding != core.DirectToPod && len(cluster) > 0 {
 		b.WriteString("; set spec.externalTrafficPolicy: Local on Service " + strings.Join(cluster, ", ") +
-			" (or annotate the Ingress " + AnnotationIngressDirectAccess + ": \"true\" on a VPC-CNI cluster): " + RuleIngressSeparationPolicy.Summary)
+			" (or annotate the Ingress " + AnnotationIngressDirectAccess + ": \"true\" on a VPC-CNI cluster): " + ruleIngressSeparationPolicy.Summary)
 	}
 	o.Action = b.String()
 	if e.Placement.ClientNodes == nil {
@@ -359,7 +359,7 @@ func offerIngressDNS(e *core.Exposure, c *core.Cluster, ing *networkingv1.Ingres
 	}
 	if len(split) > 0 {
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
-			Reason: RuleDNSSeveralBackends.Because("hosts route to several Services: " + strings.Join(split, "; ") + "; rewrite them to an in-cluster ingress controller instead")})
+			Reason: ruleDNSSeveralBackends.Because("hosts route to several Services: " + strings.Join(split, "; ") + "; rewrite them to an in-cluster ingress controller instead")})
 	}
 	return o
 }

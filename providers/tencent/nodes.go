@@ -96,7 +96,7 @@ func (d *Dialect) behindCLB(c *core.Cluster, backends labels.Selector) core.Node
 func (d *Dialect) clientsOnRegularNodes(e *core.Exposure, c *core.Cluster) bool {
 	nodes := c.Nodes()
 	if len(nodes) == 0 {
-		e.Reasons = append(e.Reasons, RuleNodesAssumed.Reason())
+		e.Reasons = append(e.Reasons, ruleNodesAssumed.Reason())
 		return noNodesKind != SuperNode
 	}
 	if len(e.Placement.ClientNodes) > 0 {
@@ -124,13 +124,13 @@ func (d *Dialect) clientsOnRegularNodes(e *core.Exposure, c *core.Cluster) bool 
 		default:
 			msg += fmt.Sprintf("super nodes (%s), which intercept the CLB VIP, and regular or native nodes (%s), which decide the verdict", strings.Join(supers, ", "), strings.Join(others, ", "))
 		}
-		e.Reasons = append(e.Reasons, RuleClientNodes.Because(msg))
+		e.Reasons = append(e.Reasons, ruleClientNodes.Because(msg))
 		return len(others) > 0
 	}
 	k := d.kinds(c)
 	nSuper, nOther := k.supers, k.others
 	if nSuper > 0 && nOther > 0 {
-		e.Reasons = append(e.Reasons, RuleMixedNodes.Because(fmt.Sprintf(
+		e.Reasons = append(e.Reasons, ruleMixedNodes.Because(fmt.Sprintf(
 			"%d super node(s) intercept the CLB VIP, %d regular or native node(s) may not; no clients are declared, so the verdict is for clients on the regular and native nodes (declare clients to narrow it)", nSuper, nOther)))
 	}
 	return nOther > 0
@@ -155,23 +155,23 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 		// guide does not say which source address the backend then sees.
 		e.Intercept = core.Yes
 		e.InterceptMasquerades = core.Unknown
-		e.Reasons = append(e.Reasons, RuleSuperNodes.Reason())
+		e.Reasons = append(e.Reasons, ruleSuperNodes.Reason())
 		if in.preventLoopback == core.Yes {
-			e.Notes = append(e.Notes, RulePreventLoopbackNoEffect.Because("prevent-loopback is set, but super nodes intercept the CLB VIP anyway"))
+			e.Notes = append(e.Notes, rulePreventLoopbackNoEffect.Because("prevent-loopback is set, but super nodes intercept the CLB VIP anyway"))
 		}
 		return
 	}
 	if in.layer == core.Layer7 {
 		e.Intercept = core.No
-		e.Reasons = append(e.Reasons, RuleL7NotIntercepted.Reason())
+		e.Reasons = append(e.Reasons, ruleL7NotIntercepted.Reason())
 		return
 	}
 	p := &c.Profile
 	switch p.ProxyMode {
 	case core.ProxyModeIPTables, core.ProxyModeNFTables:
-		rule := RuleIPTables
+		rule := ruleIPTables
 		if p.ProxyMode == core.ProxyModeNFTables {
-			rule = RuleNFTables
+			rule = ruleNFTables
 			if !nftablesInterceptsLikeIPTables {
 				e.Intercept = core.Unknown
 				e.Reasons = append(e.Reasons, rule.Reason())
@@ -185,41 +185,41 @@ func (d *Dialect) setIntercept(e *core.Exposure, c *core.Cluster, in interceptio
 			e.Reasons = append(e.Reasons, rule.Reason())
 		}
 		if in.preventLoopback == core.Yes {
-			e.Notes = append(e.Notes, RulePreventLoopbackNoEffect.Because(
+			e.Notes = append(e.Notes, rulePreventLoopbackNoEffect.Because(
 				"prevent-loopback is set, but kube-proxy in "+string(p.ProxyMode)+" mode intercepts the CLB VIP anyway"))
 		}
 	case core.ProxyModeIPVS:
 		if in.preventLoopback != core.Yes {
 			e.Intercept = core.No
-			e.Reasons = append(e.Reasons, RuleIPVSNoIntercept.Reason())
+			e.Reasons = append(e.Reasons, ruleIPVSNoIntercept.Reason())
 			return
 		}
 		support, min, hasMin := d.revisions.check(p.KubeProxyVersion)
 		switch support {
 		case TooOld:
 			e.Intercept = core.No
-			e.Reasons = append(e.Reasons, RuleIPVSNoIntercept.Reason(), RulePreventLoopbackTooOld.Because(fmt.Sprintf(
+			e.Reasons = append(e.Reasons, ruleIPVSNoIntercept.Reason(), rulePreventLoopbackTooOld.Because(fmt.Sprintf(
 				"prevent-loopback is set, but kube-proxy %s is older than %s, the first revision of its minor that binds LB addresses to the IPVS interface; the annotation has no effect until kube-proxy is upgraded",
 				p.KubeProxyVersion, min)))
 		case Supported:
 			e.Intercept = core.Yes
-			e.Reasons = append(e.Reasons, RulePreventLoopback.Because(
+			e.Reasons = append(e.Reasons, rulePreventLoopback.Because(
 				"prevent-loopback: \"true\" and kube-proxy "+p.KubeProxyVersion+" supports it: IPVS intercepts the CLB VIP"))
-			e.Notes = append(e.Notes, RuleLongConnections.Reason())
+			e.Notes = append(e.Notes, ruleLongConnections.Reason())
 		default:
 			e.Intercept = core.Yes
-			e.Reasons = append(e.Reasons, RulePreventLoopback.Reason())
+			e.Reasons = append(e.Reasons, rulePreventLoopback.Reason())
 			minText := ""
 			if hasMin {
 				minText = min.String()
 			}
-			e.Notes = append(e.Notes, RulePreventLoopbackUnverified.Because(d.unverifiedMessage(p.KubeProxyVersion, minText)), RuleLongConnections.Reason())
+			e.Notes = append(e.Notes, rulePreventLoopbackUnverified.Because(d.unverifiedMessage(p.KubeProxyVersion, minText)), ruleLongConnections.Reason())
 		}
 	case core.ProxyModeEBPF:
 		d.ebpfIntercept(e, p, in.ipMode)
 	default:
 		e.Intercept = core.Unknown
-		e.Reasons = append(e.Reasons, RuleProxyModeUnknown.Reason())
+		e.Reasons = append(e.Reasons, ruleProxyModeUnknown.Reason())
 	}
 }
 
@@ -242,16 +242,16 @@ func (d *Dialect) kubeProxyIPModeProxy(e *core.Exposure, kubeProxy string) {
 	switch {
 	case kubeProxy == "" || err != nil:
 		e.Intercept = core.Unknown
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy; kube-proxy honours it from v1.30 (v1.29 behind a gate), and kubeProxyVersion is not declared"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy; kube-proxy honours it from v1.30 (v1.29 behind a gate), and kubeProxyVersion is not declared"))
 	case v.Major() == 1 && v.Minor() >= 30 || v.Major() > 1:
 		e.Intercept = core.No
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy and kube-proxy "+kubeProxy+" honours it: the LB address is not intercepted"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy and kube-proxy "+kubeProxy+" honours it: the LB address is not intercepted"))
 	case v.Major() == 1 && v.Minor() == 29:
 		e.Intercept = core.Unknown
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy; kube-proxy v1.29 honours it only with the LoadBalancerIPMode gate on"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy; kube-proxy v1.29 honours it only with the LoadBalancerIPMode gate on"))
 	default:
 		e.Intercept = core.Yes
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy, but kube-proxy "+kubeProxy+" predates the field and intercepts the LB address anyway"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy, but kube-proxy "+kubeProxy+" predates the field and intercepts the LB address anyway"))
 	}
 }
 
@@ -260,7 +260,7 @@ func (d *Dialect) kubeProxyIPModeProxy(e *core.Exposure, kubeProxy string) {
 func (d *Dialect) ebpfIntercept(e *core.Exposure, p *core.ClusterProfile, mode corev1.LoadBalancerIPMode) {
 	if mode == "" || !ebpfIPModeTrusted {
 		e.Intercept = core.Unknown
-		e.Reasons = append(e.Reasons, RuleEBPF.Reason())
+		e.Reasons = append(e.Reasons, ruleEBPF.Reason())
 		return
 	}
 	cilium := p.Dataplane.CiliumVersion
@@ -268,19 +268,19 @@ func (d *Dialect) ebpfIntercept(e *core.Exposure, p *core.ClusterProfile, mode c
 	known := cilium != "" && err == nil
 	if mode == corev1.LoadBalancerIPModeVIP {
 		e.Intercept = core.Yes
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("eBPF dataplane and status ipMode VIP: the LB address is intercepted"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("eBPF dataplane and status ipMode VIP: the LB address is intercepted"))
 		return
 	}
 	switch {
 	case known && v.Major() == 1 && v.Minor() < 17:
 		e.Intercept = core.Yes
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy, but Cilium "+cilium+" predates KEP-1860 support (1.17) and intercepts anyway"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy, but Cilium "+cilium+" predates KEP-1860 support (1.17) and intercepts anyway"))
 	case known && v.Major() == 1 && v.Minor() == 18 && v.Patch() == 0:
 		e.Intercept = core.Unknown
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("status ipMode is Proxy, but Cilium 1.18.0's ipMode support is broken (fixed in 1.18.1)"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("status ipMode is Proxy, but Cilium 1.18.0's ipMode support is broken (fixed in 1.18.1)"))
 	default:
 		e.Intercept = core.No
-		e.Reasons = append(e.Reasons, RuleIPMode.Because("eBPF dataplane and status ipMode Proxy: the LB address is not intercepted"))
+		e.Reasons = append(e.Reasons, ruleIPMode.Because("eBPF dataplane and status ipMode Proxy: the LB address is not intercepted"))
 	}
 }
 

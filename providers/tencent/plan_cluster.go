@@ -42,7 +42,7 @@ func (pr *planning) interceptVIP(ctx context.Context) error {
 	svc, ok := pr.req.Object.(*corev1.Service)
 	if !ok {
 		pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object,
-			Msg: RuleL7NoForwarding.Summary, Reason: RuleL7NoForwarding.Reason()})
+			Msg: ruleL7NoForwarding.Summary, Reason: ruleL7NoForwarding.Reason()})
 		return nil
 	}
 	p := pr.profile
@@ -50,11 +50,11 @@ func (pr *planning) interceptVIP(ctx context.Context) error {
 		if support, min, _ := pr.d.dialect.revisions.check(p.KubeProxyVersion); support == TooOld {
 			need := min.String() + " or later"
 			pr.block(&core.PreconditionError{Object: pr.plan.Object, Component: "kube-proxy", Have: p.KubeProxyVersion, Need: need,
-				Reason: RulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " does not bind LB addresses to the IPVS interface, so prevent-loopback would have no effect; upgrade the kube-proxy DaemonSet image to " + need)})
+				Reason: rulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " does not bind LB addresses to the IPVS interface, so prevent-loopback would have no effect; upgrade the kube-proxy DaemonSet image to " + need)})
 		}
 	}
 	pr.blockUnmet()
-	pr.ensureNotes(RuleHealthCheckSource.Reason(), RuleLongConnections.Reason())
+	pr.ensureNotes(ruleHealthCheckSource.Reason(), ruleLongConnections.Reason())
 
 	key, _ := core.KeyOf(svc)
 	ann, err := pr.liveAnnotations(ctx, key, svc.Annotations)
@@ -77,7 +77,7 @@ func (pr *planning) interceptVIP(ctx context.Context) error {
 		To:       "true",
 		Edits:    []core.Edit{annotationEdit(AnnotationPreventLoopback, "true")},
 		Strategy: core.StrategyApply,
-		Reason:   RuleOfferPreventLoopback.Reason(),
+		Reason:   ruleOfferPreventLoopback.Reason(),
 	})
 	return nil
 }
@@ -113,7 +113,7 @@ func (pr *planning) preventLoopbackOff(ctx context.Context) error {
 		To:       "false",
 		Edits:    []core.Edit{annotationEdit(AnnotationPreventLoopback, "false")},
 		Strategy: core.StrategyApply,
-		Reason:   RuleOfferStopPreventLoopback.Reason(),
+		Reason:   ruleOfferStopPreventLoopback.Reason(),
 	})
 	return nil
 }
@@ -223,7 +223,7 @@ func (pr *planning) configService(ctx context.Context, svc *corev1.Service) erro
 			return -1, false
 		},
 		caps:   []core.Capability{CapL4SNAT},
-		reason: RuleOfferL4SNAT.Reason(),
+		reason: ruleOfferL4SNAT.Reason(),
 	})
 }
 
@@ -296,7 +296,7 @@ func (pr *planning) configIngress(ctx context.Context, ing *networkingv1.Ingress
 			return -1, false
 		},
 		caps:   attr.capabilities(),
-		reason: RuleOfferL7SNAT.Reason(),
+		reason: ruleOfferL7SNAT.Reason(),
 	})
 }
 
@@ -306,14 +306,14 @@ func (pr *planning) l7Listeners(ing *networkingv1.Ingress) ([]ListenerKey, bool)
 	listeners, custom := IngressListeners(ing)
 	if custom {
 		pr.block(&core.KindError{Kind: core.ErrUnsupported, Object: pr.plan.Object,
-			Msg: AnnotationIngressListenPorts + " sets the listener ports, which loopguard does not read: " + RuleListenPorts.Summary, Reason: RuleListenPorts.Reason()})
+			Msg: AnnotationIngressListenPorts + " sets the listener ports, which loopguard does not read: " + ruleListenPorts.Summary, Reason: ruleListenPorts.Reason()})
 		return nil, false
 	}
 	return listeners, true
 }
 
 func (pr *planning) noteLayer7() {
-	pr.ensureNotes(core.CodeSourceLBXFF.Rule().Reason(), RuleL7SNATSecurityGroup.Reason())
+	pr.ensureNotes(core.CodeSourceLBXFF.Rule().Reason(), ruleL7SNATSecurityGroup.Reason())
 }
 
 // l7Attr is how layer-7 SNAT is turned on for the ingress controller at hand.
@@ -348,13 +348,13 @@ func (pr *planning) l7Attribute() (l7Attr, bool) {
 		// keepaliveEnable is an INTEGER (docs/sources.md#tkeserviceconfig); a boolean would not do.
 		return l7Attr{keepalive: true, configField: "keepaliveEnable", configValue: int64(1)}, true
 	}
-	msg := RuleIngressControllerUnknown.Summary
+	msg := ruleIngressControllerUnknown.Summary
 	if ctrl.note != "" {
 		msg += " (" + ctrl.note + ")"
 	}
 	pr.block(&core.PreconditionError{Object: pr.plan.Object, Component: "tke-ingress-controller", Have: ctrl.raw,
 		Need:   "a known version: v" + l7SNATFieldVersion.String() + " or later turns layer-7 SNAT on with snatEnable: true, older versions with keepaliveEnable: 1",
-		Reason: RuleIngressControllerUnknown.Because(msg)})
+		Reason: ruleIngressControllerUnknown.Because(msg)})
 	return l7Attr{}, false
 }
 
@@ -381,7 +381,7 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 		// TKE's controller creates the -auto config when it syncs the object; writing one
 		// ourselves would race it.
 		pr.block(core.RetryAfter(autoConfigRetry, fmt.Sprintf("%s: %s %s does not exist yet: %s (%s)", pr.plan.Object, ServiceConfigKind, key.Namespace+"/"+key.Name,
-			RuleAutoConfigPending.Summary, RuleAutoConfigPending.Code), nil))
+			ruleAutoConfigPending.Summary, ruleAutoConfigPending.Code), nil))
 		return nil
 	}
 	owner := t.owner.Kind + "/" + t.owner.Name
@@ -435,9 +435,9 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 		if live == nil {
 			ch.Create = true
 			ch.Template = configTemplate(owner, pr.req.Object)
-			ch.Reason = RuleCreateServiceConfig.Because(fmt.Sprintf("%s references no %s; loopguard creates %s/%s with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
+			ch.Reason = ruleCreateServiceConfig.Because(fmt.Sprintf("%s references no %s; loopguard creates %s/%s with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
 			if referenced {
-				ch.Reason = RuleCreateServiceConfig.Because(fmt.Sprintf("%s references %s %s/%s, which does not exist; loopguard creates it with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
+				ch.Reason = ruleCreateServiceConfig.Because(fmt.Sprintf("%s references %s %s/%s, which does not exist; loopguard creates it with only the listener entries it needs", owner, ServiceConfigKind, key.Namespace, key.Name))
 			}
 		}
 		pr.plan.Changes = append(pr.plan.Changes, ch)
@@ -453,7 +453,7 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 			To:       t.name,
 			Edits:    []core.Edit{annotationEdit(t.refAnnotation, t.name)},
 			Strategy: core.StrategyApply,
-			Reason:   RuleCreateServiceConfig.Because(owner + " references the " + ServiceConfigKind + " loopguard created through " + t.refAnnotation),
+			Reason:   ruleCreateServiceConfig.Because(owner + " references the " + ServiceConfigKind + " loopguard created through " + t.refAnnotation),
 		})
 	}
 	pr.checkAllowlists(t.caps)

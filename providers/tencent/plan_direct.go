@@ -197,7 +197,7 @@ func (pr *planning) directService(ctx context.Context, svc *corev1.Service) erro
 		return nil
 	}
 	pr.noteSourceAddress(listeners)
-	return pr.planDirect(ctx, listeners, attrSnatEnable, []core.Capability{CapL4SNAT}, RuleOfferL4SNAT.Reason())
+	return pr.planDirect(ctx, listeners, attrSnatEnable, []core.Capability{CapL4SNAT}, ruleOfferL4SNAT.Reason())
 }
 
 // directIngress plans layer-7 SNAT on the Ingress's CLB listeners through the CLB API, with
@@ -217,7 +217,7 @@ func (pr *planning) directIngress(ctx context.Context, ing *networkingv1.Ingress
 	if attr.keepalive {
 		a = attrKeepaliveEnable
 	}
-	return pr.planDirect(ctx, listeners, a, attr.capabilities(), RuleOfferL7SNAT.Reason())
+	return pr.planDirect(ctx, listeners, a, attr.capabilities(), ruleOfferL7SNAT.Reason())
 }
 
 // directRetry is how long to wait for TKE's controller to create the CLB or its listeners.
@@ -226,7 +226,7 @@ const directRetry = 15 * time.Second
 // planDirect reads all listeners of the object's CLB in one DescribeListeners call and plans a
 // ModifyListener for each of the object's listeners that lacks the attribute.
 func (pr *planning) planDirect(ctx context.Context, keys []ListenerKey, attribute string, caps []core.Capability, reason core.Reason) error {
-	pr.ensureNotes(RuleDirectCLB.Reason())
+	pr.ensureNotes(ruleDirectCLB.Reason())
 	return pr.directWrites(ctx, keys, attribute, caps, reason, false)
 }
 

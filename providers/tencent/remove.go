@@ -60,11 +60,11 @@ func (pr *planning) removeService(ctx context.Context, key core.ObjectKey, svc *
 		return err
 	}
 	if ann[AnnotationPreventLoopback] == "true" {
-		pr.plan.Changes = append(pr.plan.Changes, removeAnnotation(key, AnnotationPreventLoopback, "true", RuleOfferPreventLoopback.Reason()))
+		pr.plan.Changes = append(pr.plan.Changes, removeAnnotation(key, AnnotationPreventLoopback, "true", ruleOfferPreventLoopback.Reason()))
 	}
 	listeners := ServiceListeners(svc)
 	if pr.d.mode == ModeDirect {
-		return pr.directWrites(ctx, listeners, attrSnatEnable, []core.Capability{CapL4SNAT}, RuleOfferL4SNAT.Reason(), true)
+		return pr.directWrites(ctx, listeners, attrSnatEnable, []core.Capability{CapL4SNAT}, ruleOfferL4SNAT.Reason(), true)
 	}
 	live := *svc
 	live.Annotations = ann
@@ -73,7 +73,7 @@ func (pr *planning) removeService(ctx context.Context, key core.ObjectKey, svc *
 		return err
 	}
 	return pr.removeFromConfig(ctx, key, name, AnnotationServiceConfig, ann, "l4Listeners", listeners,
-		[]attrValue{{"snatEnable", true}}, RuleOfferL4SNAT.Reason())
+		[]attrValue{{"snatEnable", true}}, ruleOfferL4SNAT.Reason())
 }
 
 func (pr *planning) removeIngress(ctx context.Context, key core.ObjectKey, ing *networkingv1.Ingress) error {
@@ -86,10 +86,10 @@ func (pr *planning) removeIngress(ctx context.Context, key core.ObjectKey, ing *
 		listeners = nil // loopguard set nothing for listeners it cannot read
 	}
 	if pr.d.mode == ModeDirect {
-		if err := pr.directWrites(ctx, listeners, attrSnatEnable, []core.Capability{CapL7SNAT}, RuleOfferL7SNAT.Reason(), true); err != nil {
+		if err := pr.directWrites(ctx, listeners, attrSnatEnable, []core.Capability{CapL7SNAT}, ruleOfferL7SNAT.Reason(), true); err != nil {
 			return err
 		}
-		return pr.directWrites(ctx, listeners, attrKeepaliveEnable, []core.Capability{CapKeepalive}, RuleOfferL7SNAT.Reason(), true)
+		return pr.directWrites(ctx, listeners, attrKeepaliveEnable, []core.Capability{CapKeepalive}, ruleOfferL7SNAT.Reason(), true)
 	}
 	live := *ing
 	live.Annotations = ann
@@ -100,7 +100,7 @@ func (pr *planning) removeIngress(ctx context.Context, key core.ObjectKey, ing *
 	// Either attribute may be loopguard's, by the ingress controller's version when it was
 	// written; the Reconciler takes back only what loopguard's field manager still owns.
 	return pr.removeFromConfig(ctx, key, name, AnnotationIngressServiceConfig, ann, "l7Listeners", listeners,
-		[]attrValue{{"snatEnable", true}, {"keepaliveEnable", int64(1)}}, RuleOfferL7SNAT.Reason())
+		[]attrValue{{"snatEnable", true}, {"keepaliveEnable", int64(1)}}, ruleOfferL7SNAT.Reason())
 }
 
 type attrValue struct {
@@ -125,12 +125,12 @@ func (pr *planning) removeFromConfig(ctx context.Context, owner core.ObjectKey, 
 	}
 	if createdFor(live, owner) {
 		if ann[refAnnotation] == name {
-			pr.plan.Changes = append(pr.plan.Changes, removeAnnotation(owner, refAnnotation, name, RuleCreateServiceConfig.Reason()))
+			pr.plan.Changes = append(pr.plan.Changes, removeAnnotation(owner, refAnnotation, name, ruleCreateServiceConfig.Reason()))
 		}
 		pr.plan.Changes = append(pr.plan.Changes, core.Change{
 			By: core.WriterCluster, Object: &key, Field: "(the object)", From: name, To: "(deleted)",
 			Delete: true, Strategy: core.StrategyUpdate,
-			Reason: RuleCreateServiceConfig.Because(owner.Kind + "/" + owner.Name + " no longer needs the " + ServiceConfigKind + " loopguard created for it"),
+			Reason: ruleCreateServiceConfig.Because(owner.Kind + "/" + owner.Name + " no longer needs the " + ServiceConfigKind + " loopguard created for it"),
 		})
 		return nil
 	}

@@ -210,8 +210,8 @@ func seedRows() []seedRow {
 					t.Errorf("intercept-vip rejection = %+v, want %s", rj, core.CodeDecideL7NoIntercept)
 				}
 				o := offerFor(res.Offers, core.InterceptVIP)
-				if o == nil || o.Ready() || o.Unmet[0].Reason.Code != tencent.RuleL7NoForwarding.Code {
-					t.Errorf("intercept-vip offer = %+v, want unmet %s", o, tencent.RuleL7NoForwarding.Code)
+				if o == nil || o.Ready() || o.Unmet[0].Reason.Code != tencent.CodeL7NoForwarding {
+					t.Errorf("intercept-vip offer = %+v, want unmet %s", o, tencent.CodeL7NoForwarding)
 				}
 				if o := offerFor(res.Offers, core.LBSourceNAT); o == nil || !strings.Contains(o.Action, "snatEnable: true") {
 					t.Errorf("the layer-7 fix offered is %+v, want CLB SNAT", o)
@@ -223,7 +223,7 @@ func seedRows() []seedRow {
 			files: []string{"profiles/ipvs.yaml", "nodes/super-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: superVIP(),
 			check: func(t *testing.T, res *core.Result) {
-				r, _ := reasonFor(res.Assessment.Reasons, tencent.RuleSuperNodes.Code)
+				r, _ := reasonFor(res.Assessment.Reasons, tencent.CodeSuperNodes)
 				if !strings.Contains(r.Source, "FAQ Q1") {
 					t.Errorf("super-node reason source %q does not cite FAQ Q1", r.Source)
 				}
@@ -232,7 +232,7 @@ func seedRows() []seedRow {
 			files: []string{"profiles/iptables.yaml", "nodes/regular-3.yaml", "seed/private-service.yaml"}, object: svcWeb,
 			want: iptablesVIP,
 			check: func(t *testing.T, res *core.Result) {
-				r, _ := reasonFor(res.Assessment.Reasons, tencent.RuleIPTables.Code)
+				r, _ := reasonFor(res.Assessment.Reasons, tencent.CodeIPTables)
 				if !strings.Contains(r.Source, "FAQ Q2") || !strings.Contains(r.Message, "before routing") {
 					t.Errorf("iptables reason %+v does not give FAQ Q2's answer (DNAT before routing)", r)
 				}

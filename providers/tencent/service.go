@@ -55,7 +55,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	}
 	if cls := svc.Spec.LoadBalancerClass; cls != nil && loadBalancerClassIsAnotherController {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Msg: fmt.Sprintf(
-			"spec.loadBalancerClass is %q: %s (%s; %s)", *cls, RuleLoadBalancerClass.Summary, RuleLoadBalancerClass.Code, RuleLoadBalancerClass.Source)}
+			"spec.loadBalancerClass is %q: %s (%s; %s)", *cls, ruleLoadBalancerClass.Summary, ruleLoadBalancerClass.Code, ruleLoadBalancerClass.Source)}
 	}
 	if skip {
 		if err := d.skipped(&e, ref, AnnotationMode, d.serviceController(c)); err != nil {
@@ -66,7 +66,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	d.setScope(&e, ann, AnnotationInternalSubnet, AnnotationExistedLB)
 	if direct == core.Yes {
 		e.Binding = core.DirectToPod
-		e.Reasons = append(e.Reasons, RuleDirectAccess.Reason())
+		e.Reasons = append(e.Reasons, ruleDirectAccess.Reason())
 	}
 	d.notePlacement(&e, c, backendsLabel, direct == core.Yes)
 	ipMode := statusIPMode(&svc.Status.LoadBalancer)
@@ -80,10 +80,10 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	setL4SNAT(&e, cfg, cfgName, svc.Namespace, listeners)
 	if len(tlsPorts) > 0 {
 		e.Needs.TLS = core.Yes
-		e.Reasons = append(e.Reasons, RuleSpecifyProtocolTLS.Because("specify-protocol ends TLS at the CLB on port "+strings.Join(tlsPorts, ", ")))
+		e.Reasons = append(e.Reasons, ruleSpecifyProtocolTLS.Because("specify-protocol ends TLS at the CLB on port "+strings.Join(tlsPorts, ", ")))
 	} else if ports := tlsListenersIn(cfg, svc); len(ports) > 0 {
 		e.Needs.TLS = core.Yes
-		e.Reasons = append(e.Reasons, RuleSpecifyProtocolTLS.Because("TkeServiceConfig "+svc.Namespace+"/"+cfgName+" configures a TCP_SSL listener, which ends TLS at the CLB, on port "+strings.Join(ports, ", ")))
+		e.Reasons = append(e.Reasons, ruleSpecifyProtocolTLS.Because("TkeServiceConfig "+svc.Namespace+"/"+cfgName+" configures a TCP_SSL listener, which ends TLS at the CLB, on port "+strings.Join(ports, ", ")))
 	}
 
 	// prevent-loopback is what intercepts in IPVS mode: turning it off is how in-cluster
@@ -97,7 +97,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 	}
 	if stopIntercept {
 		o := dialect.ThroughLBOffer(&e, "set metadata.annotations[\""+AnnotationPreventLoopback+"\"]: \"false\"")
-		o.Reason = RuleOfferStopPreventLoopback.Reason()
+		o.Reason = ruleOfferStopPreventLoopback.Reason()
 		offers = append(offers, o)
 	}
 	ov.Apply(&e)
@@ -115,12 +115,12 @@ func appendErr(errs field.ErrorList, e *field.Error) field.ErrorList {
 // when the controller is known to be too old to honour mode: skip.
 func (d *Dialect) skipped(e *core.Exposure, ref core.ObjectRef, key string, ctrl controllerVersion) error {
 	if ctrl.atLeast(modeSkipVersion) == core.No {
-		e.Notes = append(e.Notes, RuleModeSkipIgnored.Because(fmt.Sprintf("%s: skip is set, but the controller is %s (%s), older than %s, so it still manages the object",
+		e.Notes = append(e.Notes, ruleModeSkipIgnored.Because(fmt.Sprintf("%s: skip is set, but the controller is %s (%s), older than %s, so it still manages the object",
 			key, ctrl.raw, ctrl.source, modeSkipVersion)))
 		return nil
 	}
 	return &core.KindError{Kind: core.ErrNotExposed, Object: ref,
-		Msg: fmt.Sprintf("%s: skip: %s (%s; %s)", key, RuleModeSkip.Summary, RuleModeSkip.Code, RuleModeSkip.Source)}
+		Msg: fmt.Sprintf("%s: skip: %s (%s; %s)", key, ruleModeSkip.Summary, ruleModeSkip.Code, ruleModeSkip.Source)}
 }
 
 // notePlacement explains which nodes count as behind the CLB.
@@ -129,10 +129,10 @@ func (d *Dialect) notePlacement(e *core.Exposure, c *core.Cluster, backendsLabel
 		return
 	}
 	if supers := d.kinds(c).supers; supers > 0 {
-		e.Notes = append(e.Notes, RuleSuperNotBehindLB.Because(fmt.Sprintf("%d super node(s) are not counted among the %d node(s) behind the CLB", supers, e.Placement.NodesBehindLB)))
+		e.Notes = append(e.Notes, ruleSuperNotBehindLB.Because(fmt.Sprintf("%d super node(s) are not counted among the %d node(s) behind the CLB", supers, e.Placement.NodesBehindLB)))
 	}
 	if backendsLabel != nil {
-		e.Reasons = append(e.Reasons, RuleBackendsLabel.Because(fmt.Sprintf("the CLB binds only nodes matching %q: %d node(s)", backendsLabel.String(), e.Placement.NodesBehindLB)))
+		e.Reasons = append(e.Reasons, ruleBackendsLabel.Because(fmt.Sprintf("the CLB binds only nodes matching %q: %d node(s)", backendsLabel.String(), e.Placement.NodesBehindLB)))
 	}
 }
 
@@ -163,12 +163,12 @@ func (d *Dialect) serviceConfig(c *core.Cluster, ref core.ObjectRef, ns, name, k
 func setL4SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners []ListenerKey) {
 	if name == "" {
 		e.LBSourceNAT = core.No
-		e.Reasons = append(e.Reasons, RuleNoServiceConfig.Reason())
+		e.Reasons = append(e.Reasons, ruleNoServiceConfig.Reason())
 		return
 	}
 	if cfg == nil {
 		e.LBSourceNAT = core.Unknown
-		e.Reasons = append(e.Reasons, RuleServiceConfigMissing.Because("TkeServiceConfig "+ns+"/"+name+" is referenced but not in the input; include it, or declare loopguard.io/lb-source-nat"))
+		e.Reasons = append(e.Reasons, ruleServiceConfigMissing.Because("TkeServiceConfig "+ns+"/"+name+" is referenced but not in the input; include it, or declare loopguard.io/lb-source-nat"))
 		return
 	}
 	var missing, quoted []string
@@ -183,15 +183,15 @@ func setL4SNAT(e *core.Exposure, cfg *ServiceConfig, name, ns string, listeners 
 		}
 	}
 	if len(quoted) > 0 {
-		e.Notes = append(e.Notes, RuleSNATQuoted.Because("TkeServiceConfig "+ns+"/"+name+" writes "+strings.Join(quoted, ", ")+" as the string \"true\"; write the boolean true"))
+		e.Notes = append(e.Notes, ruleSNATQuoted.Because("TkeServiceConfig "+ns+"/"+name+" writes "+strings.Join(quoted, ", ")+" as the string \"true\"; write the boolean true"))
 	}
 	if len(missing) > 0 || len(listeners) == 0 {
 		e.LBSourceNAT = core.No
-		e.Reasons = append(e.Reasons, RuleL4SNATOff.Because("TkeServiceConfig "+ns+"/"+name+" has no snatEnable: true for "+strings.Join(missing, ", ")))
+		e.Reasons = append(e.Reasons, ruleL4SNATOff.Because("TkeServiceConfig "+ns+"/"+name+" has no snatEnable: true for "+strings.Join(missing, ", ")))
 		return
 	}
 	e.LBSourceNAT = core.Yes
-	e.Reasons = append(e.Reasons, RuleL4SNATOn.Because("TkeServiceConfig "+ns+"/"+name+" sets snatEnable: true for every listener ("+keysText(listeners)+")"))
+	e.Reasons = append(e.Reasons, ruleL4SNATOn.Because("TkeServiceConfig "+ns+"/"+name+" sets snatEnable: true for every listener ("+keysText(listeners)+")"))
 }
 
 func keysText(ks []ListenerKey) string {
@@ -217,9 +217,9 @@ func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster, curren
 		Path:   core.PathVIP,
 		Action: "set metadata.annotations[\"" + AnnotationPreventLoopback + "\"]: \"true\"",
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: clientIP},
-		Reason: RuleOfferPreventLoopback.Reason(),
+		Reason: ruleOfferPreventLoopback.Reason(),
 		// FAQ Q3: consequences of carrying it out that change no ranking.
-		Notes: []core.Reason{RuleHealthCheckSource.Reason(), RuleLongConnections.Reason()},
+		Notes: []core.Reason{ruleHealthCheckSource.Reason(), ruleLongConnections.Reason()},
 	}
 	p := &c.Profile
 	switch p.ProxyMode {
@@ -232,15 +232,15 @@ func (d *Dialect) offerPreventLoopback(e *core.Exposure, c *core.Cluster, curren
 				o.Action = "upgrade the kube-proxy DaemonSet image to " + m + " or later; " + AnnotationPreventLoopback + " is already \"true\""
 			}
 			o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionVersion,
-				Reason: RulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " is older than " + m + "; upgrade the kube-proxy DaemonSet image to " + m + " or later (TKE Kubernetes revision history)")})
+				Reason: rulePreventLoopbackTooOld.Because("kube-proxy " + p.KubeProxyVersion + " is older than " + m + "; upgrade the kube-proxy DaemonSet image to " + m + " or later (TKE Kubernetes revision history)")})
 		case SupportUnknown:
 			o.Action += " (needs a kube-proxy revision that binds LB addresses to the IPVS interface: " + d.revisions.minimumsText() + " or later for its minor; the revision is not known)"
 		}
 	case core.ProxyModeUnknown:
-		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: RuleProxyModeNeeded.Reason()})
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: ruleProxyModeNeeded.Reason()})
 	default:
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
-			Reason: RulePreventLoopbackIPVSOnly.Because("the proxy mode is " + string(p.ProxyMode) + "; prevent-loopback only changes IPVS mode on regular and native nodes")})
+			Reason: rulePreventLoopbackIPVSOnly.Because("the proxy mode is " + string(p.ProxyMode) + "; prevent-loopback only changes IPVS mode on regular and native nodes")})
 	}
 	return o
 }
@@ -272,7 +272,7 @@ func offerL4SNAT(e *core.Exposure, c *core.Cluster, svc *corev1.Service, cfgName
 		Path:   core.PathProxy,
 		Action: action,
 		Costs:  core.Costs{ClientIP: clientIP, Tickets: []core.Capability{CapL4SNAT}},
-		Reason: RuleOfferL4SNAT.Reason(),
+		Reason: ruleOfferL4SNAT.Reason(),
 	}
 	o.Unmet = allowlistUnmet(&c.Profile, CapL4SNAT)
 	return o
@@ -300,7 +300,7 @@ func allowlistUnmet(p *core.ClusterProfile, caps ...core.Capability) []core.Prec
 	}
 	out := make([]core.Precondition, len(missing))
 	for i, cp := range missing {
-		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp, Reason: RuleNeedsAllowlist.Because(msg)}
+		out[i] = core.Precondition{Kind: core.PreconditionAllowlist, Capability: cp, Reason: ruleNeedsAllowlist.Because(msg)}
 	}
 	return out
 }

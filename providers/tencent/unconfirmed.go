@@ -42,14 +42,14 @@ const noNodesKind = RegularNode
 // acceptQuotedSNATEnable: the Chinese seed writes `snatEnable: "true"` (a string), the English
 // one `snatEnable: true`. TKE publishes no CRD schema, so whether the controller (or the API
 // server) accepts the string is not known; loopguard reads "true"/"false" strings as booleans
-// and adds a note (RuleSNATQuoted). Override: loopguard.io/lb-source-nat on the object.
+// and adds a note (ruleSNATQuoted). Override: loopguard.io/lb-source-nat on the object.
 const acceptQuotedSNATEnable = true
 
 // ingressDefaultPorts: the listeners a TKE Ingress gets. Doc 457/45693 says an Ingress without
 // TLS is exposed over HTTP, one with TLS over HTTPS, both with kubernetes.io/ingress.rule-mix:
 // "true"; the ports 80 and 443 are the usual ones but no source states them as the
 // controller's defaults. ingress.cloud.tencent.com/listen-ports changes them, which loopguard
-// does not parse (RuleListenPorts). Override: loopguard.io/lb-source-nat on the Ingress.
+// does not parse (ruleListenPorts). Override: loopguard.io/lb-source-nat on the Ingress.
 const (
 	ingressHTTPPort  = 80
 	ingressHTTPSPort = 443

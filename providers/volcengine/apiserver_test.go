@@ -202,7 +202,7 @@ func TestAPIServerCreatesServiceWithIPMode(t *testing.T) {
 	if len(out.Written) != 1 || !out.Written[0].Create {
 		t.Fatalf("written = %v, want the create", out.Written)
 	}
-	wantCodes(t, out.Plan.Notes, volcengine.RuleCoLocated.Code, volcengine.RuleProxyProbability.Code)
+	wantCodes(t, out.Plan.Notes, volcengine.CodeCoLocated, volcengine.CodeProxyProbability)
 
 	got := v.get("web")
 	for k, want := range map[string]string{
@@ -352,7 +352,7 @@ func TestAPIServerReplacesWhenAllowed(t *testing.T) {
 	if err != nil || len(out.Written) != 0 {
 		t.Errorf("after deleting the old Service: %v, written %v", err, out.Written)
 	}
-	wantCodes(t, out.Plan.Notes, volcengine.RulePlanReplace.Code)
+	wantCodes(t, out.Plan.Notes, volcengine.CodePlanReplace)
 }
 
 // A controller reconciling the live object: its Proxy Service is replaced by a VIP one that
@@ -559,7 +559,7 @@ func TestAPIServerPrerequisitesFromTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCodes(t, p.Notes, volcengine.RuleServerVersion.Code)
+	wantCodes(t, p.Notes, volcengine.CodeServerVersion)
 	var pe *core.PreconditionError
 	if errors.As(p.Blocked.Err(), &pe) && pe.Component == "Kubernetes" {
 		t.Errorf("blocked on the profile's Kubernetes version although the server reports v1.37.2: %v", p.Blocked)

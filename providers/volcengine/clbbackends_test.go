@@ -72,15 +72,15 @@ func TestBackendsSetTheBinding(t *testing.T) {
 		backends    volcengine.Backends
 		code        core.Code
 	}{
-		"eni":                      {servers: []clbtest.BackendServer{eniPodA, eniPodB}, want: core.DirectToPod, backends: volcengine.BackendsENI, code: volcengine.RuleBackendsRead.Code},
-		"eni with pass-through":    {servers: []clbtest.BackendServer{eniPodA}, passThrough: true, want: core.DirectToPod, backends: volcengine.BackendsENI, code: volcengine.RuleBackendsRead.Code},
-		"ecs":                      {servers: []clbtest.BackendServer{ecsNode}, want: core.NodePortCluster, backends: volcengine.BackendsECS, code: volcengine.RuleBackendsRead.Code},
-		"ecs, Local":               {servers: []clbtest.BackendServer{ecsNode}, local: true, want: core.NodePortLocal, backends: volcengine.BackendsECS, code: volcengine.RuleBackendsRead.Code},
-		"ecs despite pass-through": {servers: []clbtest.BackendServer{ecsNode}, passThrough: true, want: core.NodePortCluster, backends: volcengine.BackendsECS, code: volcengine.RuleBackendsRead.Code},
-		"mixed":                    {servers: []clbtest.BackendServer{eniPodA, ecsNode}, want: core.BindingUnknown, backends: volcengine.BackendsMixed, code: volcengine.RuleBackendsRead.Code},
-		"unrecognised":             {servers: []clbtest.BackendServer{eniPodA, odd}, want: core.BindingUnknown, backends: volcengine.BackendsUnrecognised, code: volcengine.RuleBackendsRead.Code},
-		"no servers, pass-through": {passThrough: true, want: core.DirectToPod, backends: volcengine.BackendsNotRead, code: volcengine.RulePassThrough.Code},
-		"no servers":               {want: core.NodePortCluster, backends: volcengine.BackendsNotRead, code: volcengine.RuleNodePortBackends.Code},
+		"eni":                      {servers: []clbtest.BackendServer{eniPodA, eniPodB}, want: core.DirectToPod, backends: volcengine.BackendsENI, code: volcengine.CodeBackendsRead},
+		"eni with pass-through":    {servers: []clbtest.BackendServer{eniPodA}, passThrough: true, want: core.DirectToPod, backends: volcengine.BackendsENI, code: volcengine.CodeBackendsRead},
+		"ecs":                      {servers: []clbtest.BackendServer{ecsNode}, want: core.NodePortCluster, backends: volcengine.BackendsECS, code: volcengine.CodeBackendsRead},
+		"ecs, Local":               {servers: []clbtest.BackendServer{ecsNode}, local: true, want: core.NodePortLocal, backends: volcengine.BackendsECS, code: volcengine.CodeBackendsRead},
+		"ecs despite pass-through": {servers: []clbtest.BackendServer{ecsNode}, passThrough: true, want: core.NodePortCluster, backends: volcengine.BackendsECS, code: volcengine.CodeBackendsRead},
+		"mixed":                    {servers: []clbtest.BackendServer{eniPodA, ecsNode}, want: core.BindingUnknown, backends: volcengine.BackendsMixed, code: volcengine.CodeBackendsRead},
+		"unrecognised":             {servers: []clbtest.BackendServer{eniPodA, odd}, want: core.BindingUnknown, backends: volcengine.BackendsUnrecognised, code: volcengine.CodeBackendsRead},
+		"no servers, pass-through": {passThrough: true, want: core.DirectToPod, backends: volcengine.BackendsNotRead, code: volcengine.CodePassThrough},
+		"no servers":               {want: core.NodePortCluster, backends: volcengine.BackendsNotRead, code: volcengine.CodeNodePortBackends},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, client := cloud(t, backendLB(tc.servers...))

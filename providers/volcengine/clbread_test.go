@@ -309,7 +309,7 @@ func TestCLBReaderEnrichesTheDialect(t *testing.T) {
 	if e.Scope != core.Private || e.ProxyProtocol != core.Yes {
 		t.Errorf("scope %v, proxy protocol %v; want private and yes from the cloud read", e.Scope, e.ProxyProtocol)
 	}
-	wantCodes(t, e.Reasons, volcengine.RuleCloudRead.Code)
+	wantCodes(t, e.Reasons, volcengine.CodeCloudRead)
 }
 
 func readyProfile() core.ClusterProfile {

@@ -79,7 +79,7 @@ func (f *ClusterFacts) readVersion(v ServerVersioner) error {
 	}
 	if info != nil && info.GitVersion != "" {
 		f.KubernetesVersion = info.GitVersion
-		f.Reasons = append(f.Reasons, RuleServerVersion.Because("The API server reports "+info.GitVersion+" (discovery)."))
+		f.Reasons = append(f.Reasons, ruleServerVersion.Because("The API server reports "+info.GitVersion+" (discovery)."))
 	}
 	return nil
 }
@@ -95,37 +95,37 @@ func (f *ClusterFacts) readObjects(ctx context.Context, r core.ClusterReader, cc
 		}
 		return u
 	}
-	if cm := read(celloConfigKey, RuleClusterNetwork); cm != nil {
+	if cm := read(celloConfigKey, ruleClusterNetwork); cm != nil {
 		f.CNI = "vpc-cni"
 		mode := celloNetworkMode(cm)
 		switch mode {
 		case "", "eni_shared":
 			f.PodInterface = "ipvlan"
-			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cello-config is present: the VPC-CNI (Cello) in shared-ENI mode, whose Pods get IPVlan interfaces."))
+			f.Reasons = append(f.Reasons, ruleClusterNetwork.Because("ConfigMap kube-system/cello-config is present: the VPC-CNI (Cello) in shared-ENI mode, whose Pods get IPVlan interfaces."))
 		case "eni_exclusive":
 			f.ExclusiveENI = true
-			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cello-config sets networkMode eni_exclusive: each Pod gets a whole ENI, not an IPVlan interface."))
+			f.Reasons = append(f.Reasons, ruleClusterNetwork.Because("ConfigMap kube-system/cello-config sets networkMode eni_exclusive: each Pod gets a whole ENI, not an IPVlan interface."))
 		default:
-			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cello-config sets networkMode "+quote(mode)+", which loopguard does not know."))
+			f.Reasons = append(f.Reasons, ruleClusterNetwork.Because("ConfigMap kube-system/cello-config sets networkMode "+quote(mode)+", which loopguard does not know."))
 		}
-	} else if cm := read(flannelConfigKey, RuleClusterNetwork); cm != nil {
+	} else if cm := read(flannelConfigKey, ruleClusterNetwork); cm != nil {
 		f.CNI = "flannel"
-		f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/kube-flannel-cfg is present: the Flannel network model."))
+		f.Reasons = append(f.Reasons, ruleClusterNetwork.Because("ConfigMap kube-system/kube-flannel-cfg is present: the Flannel network model."))
 	}
 	if f.CNI == "vpc-cni" {
-		if cm := read(ciliumConfigKey, RuleClusterNetwork); cm != nil {
+		if cm := read(ciliumConfigKey, ruleClusterNetwork); cm != nil {
 			f.ProxyMode = core.ProxyModeEBPF
-			f.Reasons = append(f.Reasons, RuleClusterNetwork.Because("ConfigMap kube-system/cilium-config is present next to Cello: Cilium replaces kube-proxy (eBPF service forwarding)."))
+			f.Reasons = append(f.Reasons, ruleClusterNetwork.Because("ConfigMap kube-system/cilium-config is present next to Cello: Cilium replaces kube-proxy (eBPF service forwarding)."))
 		}
 	}
 	if ccm == (core.ObjectKey{}) {
 		ccm = DefaultCCMDeployment
 	}
-	if dep := read(ccm, RuleClusterCCM); dep != nil {
+	if dep := read(ccm, ruleClusterCCM); dep != nil {
 		if tag, image := ccmImageTag(dep); tag != "" {
 			if _, ok := parseVersion(tag); ok {
 				f.CCMVersion = tag
-				f.Reasons = append(f.Reasons, RuleClusterCCM.Because("Deployment "+ccm.Namespace+"/"+ccm.Name+" runs "+image+"."))
+				f.Reasons = append(f.Reasons, ruleClusterCCM.Because("Deployment "+ccm.Namespace+"/"+ccm.Name+" runs "+image+"."))
 			}
 		}
 	}
@@ -181,9 +181,9 @@ func (f *ClusterFacts) Apply(p *core.ClusterProfile) []core.Reason {
 	}
 	if f.KubernetesVersion != "" && p.KubernetesVersion != f.KubernetesVersion {
 		if p.KubernetesVersion != "" {
-			out = append(out, RuleServerVersion.Because("The profile says Kubernetes "+p.KubernetesVersion+" but the API server reports "+f.KubernetesVersion+"; loopguard uses the server's."))
+			out = append(out, ruleServerVersion.Because("The profile says Kubernetes "+p.KubernetesVersion+" but the API server reports "+f.KubernetesVersion+"; loopguard uses the server's."))
 		} else {
-			out = append(out, of(RuleServerVersion.Code)...)
+			out = append(out, of(ruleServerVersion.Code)...)
 		}
 		p.KubernetesVersion = f.KubernetesVersion
 	}
@@ -202,10 +202,10 @@ func (f *ClusterFacts) Apply(p *core.ClusterProfile) []core.Reason {
 		network = true
 	}
 	if network {
-		out = append(out, of(RuleClusterNetwork.Code)...)
+		out = append(out, of(ruleClusterNetwork.Code)...)
 	}
 	if fill(&p.CCMVersion, f.CCMVersion) {
-		out = append(out, of(RuleClusterCCM.Code)...)
+		out = append(out, of(ruleClusterCCM.Code)...)
 	}
 	return out
 }

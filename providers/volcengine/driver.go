@@ -269,7 +269,7 @@ func (ps *planning) computePrerequisites() {
 		n := &ps.prereqs[1]
 		n.Met, n.Kind, n.Missing = core.No, core.PreconditionUnsupported, nil
 		n.Have = "vpc-cni/exclusive ENI/" + orUnknown(string(ps.profile.ProxyMode))
-		n.Reason = RulePrereqNetwork.Because("The cluster's network does not support ip-mode: Cello runs in exclusive-ENI mode, so Pods have no IPVlan interface.")
+		n.Reason = rulePrereqNetwork.Because("The cluster's network does not support ip-mode: Cello runs in exclusive-ENI mode, so Pods have no IPVlan interface.")
 	}
 }
 
@@ -360,7 +360,7 @@ func (ps *planning) requestedModeError(decided core.Path) error {
 	}
 	return &core.PreconditionError{Object: ps.ref, Component: "the ip-mode annotation", Have: string(ps.inF.IPMode),
 		Need: string(decided) + " (the decision: " + string(dec.Remedy) + ")",
-		Reason: RuleRequestedMode.Because("The manifest asks for " + string(ps.inF.IPMode) + " but the decision is " + string(dec.Remedy) +
+		Reason: ruleRequestedMode.Because("The manifest asks for " + string(ps.inF.IPMode) + " but the decision is " + string(dec.Remedy) +
 			": " + dec.Why + " loopguard does not overwrite a mode you wrote. " + how)}
 }
 
@@ -376,7 +376,7 @@ func (ps *planning) alreadyReplaced(ctx context.Context, target core.Path) (bool
 	if err != nil || u == nil || u.GetAnnotations()[AnnotationReplaces] != ps.in.Name {
 		return false, err
 	}
-	ps.plan.Notes = append(ps.plan.Notes, RulePlanReplace.Because("Service "+ps.in.Namespace+"/"+ps.in.Name+" was replaced by "+name+
+	ps.plan.Notes = append(ps.plan.Notes, rulePlanReplace.Because("Service "+ps.in.Namespace+"/"+ps.in.Name+" was replaced by "+name+
 		" ("+AnnotationReplaces+") and has been deleted; loopguard does not create it again. Update your manifests to "+name+"."))
 	ps.addCheck(serviceKey(ps.in.Namespace, name), target, liveFactsOf(u))
 	return true, nil
@@ -405,7 +405,7 @@ func (ps *planning) planCreate(ctx context.Context, target core.Path) {
 	}
 	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &ps.key, Strategy: core.StrategyApply,
 		Create: true, CreateOnly: true, Template: createTemplate(ps.in), Edits: edits,
-		Field: "metadata.annotations[" + AnnotationIPMode + "]", To: string(target), Reason: RulePlanCreate.Because(msg)})
+		Field: "metadata.annotations[" + AnnotationIPMode + "]", To: string(target), Reason: rulePlanCreate.Because(msg)})
 	if target == core.PathProxy {
 		ps.requirePrerequisites(ctx)
 	}
@@ -434,7 +434,7 @@ func (ps *planning) planKeep(ctx context.Context, target core.Path, pending bool
 			ch.To = "kubectl -n " + ps.key.Namespace + " patch service " + ps.key.Name + ` -p '{"spec":{"externalTrafficPolicy":"Local"}}'`
 			why += " The field belongs to field manager " + quote(owner) + ", so loopguard leaves the change to you (or to that manager's source)."
 		}
-		ch.Reason = RuleLocalPolicy.Because(why)
+		ch.Reason = ruleLocalPolicy.Because(why)
 		ps.plan.Changes = append(ps.plan.Changes, ch)
 	}
 	ps.addCheck(ps.key, target, &ps.lf)
@@ -452,7 +452,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 	}
 	if ps.lf.Reused() || baseF.Reused() {
 		ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrUnsupported, Object: ps.ref,
-			Msg: RuleReplaceReused.Summary + " Create a Service with " + AnnotationIPMode + ": " + string(target) + " on another CLB yourself, move clients to it, then delete this one", Reason: RuleReplaceReused.Reason()})
+			Msg: ruleReplaceReused.Summary + " Create a Service with " + AnnotationIPMode + ": " + string(target) + " on another CLB yourself, move clients to it, then delete this one", Reason: ruleReplaceReused.Reason()})
 		return nil
 	}
 	name := ps.d.replaceAs(old, target)
@@ -467,7 +467,7 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 			if u.GetAnnotations()[AnnotationReplaces] != old.Name {
 				ps.blockers = append(ps.blockers, &core.KindError{Kind: core.ErrConflict, Object: ps.ref,
 					Msg: "Service " + newKey.Namespace + "/" + name + " already exists and is not loopguard's replacement of " + old.Name +
-						" (no " + AnnotationReplaces + ": " + old.Name + "); name the replacement otherwise (DriverOptions.ReplacementName)", Reason: RuleReplaceNameTaken.Reason()})
+						" (no " + AnnotationReplaces + ": " + old.Name + "); name the replacement otherwise (DriverOptions.ReplacementName)", Reason: ruleReplaceNameTaken.Reason()})
 				return nil
 			}
 			existing = liveFactsOf(u)
@@ -475,13 +475,13 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 	}
 	if existing != nil && existing.IPMode == target && existing.IPModeSet {
 		// Created by an earlier run: only the user's step and the wait remain.
-		ps.plan.Notes = append(ps.plan.Notes, RulePlanReplace.Because("The replacement "+newKey.String()+" exists; what remains is for you to move clients and delete "+ps.key.String()+"."))
+		ps.plan.Notes = append(ps.plan.Notes, rulePlanReplace.Because("The replacement "+newKey.String()+" exists; what remains is for you to move clients and delete "+ps.key.String()+"."))
 	} else {
 		ps.planReplacement(ctx, base, old, newKey, created, target)
 	}
 	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Object: &ps.key,
 		Field: "clients, DNS records, then the Service itself", From: orUnset(strings.Join(ps.lf.Addresses, ", ")), To: "Service " + newKey.Namespace + "/" + name,
-		Reason: RuleMoveClients.Because(moveSteps(old, name, target))})
+		Reason: ruleMoveClients.Because(moveSteps(old, name, target))})
 	ps.addCheck(newKey, target, existing)
 	ps.separation(target, base).finish()
 	return nil
@@ -499,7 +499,7 @@ func (ps *planning) planReplacement(ctx context.Context, base, old *corev1.Servi
 	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterCluster, Object: &newKey, Strategy: core.StrategyApply,
 		Create: true, CreateOnly: true, Template: tmpl, Edits: edits, Disruptive: true,
 		Field: "metadata.annotations[" + AnnotationIPMode + "]", From: string(created), To: string(target),
-		Reason: RulePlanReplace.Because(ps.replacementCost(old, name, created, target, sep.local, dropped))})
+		Reason: rulePlanReplace.Because(ps.replacementCost(old, name, created, target, sep.local, dropped))})
 	if target == core.PathProxy {
 		ps.requirePrerequisites(ctx)
 	}
@@ -554,11 +554,11 @@ func (ps *planning) requirePrerequisites(ctx context.Context) {
 // what the checked Service shows now (nil when it does not exist yet).
 func (ps *planning) addCheck(key core.ObjectKey, target core.Path, observed *ServiceFacts) {
 	if observed != nil && observed.HostnameOnly {
-		ps.plan.Notes = append(ps.plan.Notes, RuleStatusHostname.Because(key.String()+" publishes a hostname, which carries no ipMode; loopguard cannot verify the mode from the status."))
+		ps.plan.Notes = append(ps.plan.Notes, ruleStatusHostname.Because(key.String()+" publishes a hostname, which carries no ipMode; loopguard cannot verify the mode from the status."))
 		return
 	}
 	if target == core.PathVIP && ps.kubernetes().Met != core.Yes {
-		ps.plan.Notes = append(ps.plan.Notes, RuleVerifyWithoutIPMode.Reason())
+		ps.plan.Notes = append(ps.plan.Notes, ruleVerifyWithoutIPMode.Reason())
 		return
 	}
 	ps.plan.Checks = append(ps.plan.Checks, core.Check{Object: key, Each: ingressPath,
@@ -593,7 +593,7 @@ func (ps *planning) explainRejectedSwitches() {
 				action = ps.req.Result.Offers[i].Action
 			}
 		}
-		ps.plan.Notes = append(ps.plan.Notes, RuleSwitchNeedsReplacement.Because(string(rj.Remedy)+" would switch "+ps.ref.String()+
+		ps.plan.Notes = append(ps.plan.Notes, ruleSwitchNeedsReplacement.Because(string(rj.Remedy)+" would switch "+ps.ref.String()+
 			" to "+string(modeOf(rj.Remedy))+": "+action+". That means a new CLB and address for every client; allow disruptive changes (policy allowDisruptive) to have loopguard plan it."))
 	}
 }

@@ -64,7 +64,7 @@ func (sp *separationPlan) finish() {
 	c := ps.req.Cluster
 	colo := SameNode(sp.svc, c, sel)
 	for _, cl := range colo {
-		ps.plan.Notes = append(ps.plan.Notes, RuleCoLocated.Because(cl.String()+": in Proxy mode its connections through the CLB that land there fail."))
+		ps.plan.Notes = append(ps.plan.Notes, ruleCoLocated.Because(cl.String()+": in Proxy mode its connections through the CLB that land there fail."))
 	}
 	ps.plan.Notes = append(ps.plan.Notes, sp.probability())
 	if len(colo) > 0 || ps.req.Result.Decision.Remedy == core.NodeSeparation {
@@ -76,7 +76,7 @@ func (sp *separationPlan) finish() {
 		ps.blockers = append(ps.blockers, &core.PreconditionError{Object: ps.ref, Component: "client placement",
 			Have: strconv.Itoa(len(colo)) + " declared client Pod(s) on nodes that run a backend",
 			Need: "no declared client Pod on a node that runs a backend",
-			Reason: RuleProxyRefused.Because("The driver refuses Proxy mode while clients share nodes with backends: " + colo[0].String() +
+			Reason: ruleProxyRefused.Because("The driver refuses Proxy mode while clients share nodes with backends: " + colo[0].String() +
 				". Apply the anti-affinity change this plan lists, let the client Pods be rescheduled, and plan again.")})
 	}
 }
@@ -93,7 +93,7 @@ func (sp *separationPlan) probability() core.Reason {
 		l := core.Assess(&e)
 		msg += fmt.Sprintf(" With externalTrafficPolicy Local, which this plan sets: %s and %s.", probability(l.WorstCase), probability(l.DeclaredClients))
 	}
-	return RuleProxyProbability.Because(msg)
+	return ruleProxyProbability.Because(msg)
 }
 
 func (sp *separationPlan) userChange(patch SeparationPatch) core.Change {
@@ -110,7 +110,7 @@ func (sp *separationPlan) userChange(patch SeparationPatch) core.Change {
 		From:   strconv.Itoa(len(patch.Terms)-1) + " required term(s)",
 		To:     patch.Command,
 		Edits:  []core.Edit{{Path: patch.Path, Value: terms}},
-		Reason: RuleAntiAffinity.Because("Keeps the client Pods " + strings.Join(patch.Pods, ", ") + " off every node that runs a Pod labelled " + labelsString(sp.svc.Spec.Selector) + " (the backends of " + sp.ps.ref.String() + "). " + restart + ".")}
+		Reason: ruleAntiAffinity.Because("Keeps the client Pods " + strings.Join(patch.Pods, ", ") + " off every node that runs a Pod labelled " + labelsString(sp.svc.Spec.Selector) + " (the backends of " + sp.ps.ref.String() + "). " + restart + ".")}
 }
 
 func labelsString(m map[string]string) string {

@@ -218,7 +218,7 @@ func TestDriverPrerequisiteErrors(t *testing.T) {
 	if !errors.As(p.Blocked.Err(), &pe) || pe.Have != "v1.29.4" || pe.Component != "Kubernetes" {
 		t.Errorf("blocked = %v; want Kubernetes v1.29.4 from the server, not the profile's v1.32.2", p.Blocked)
 	}
-	wantCodes(t, p.Notes, volcengine.RuleServerVersion.Code)
+	wantCodes(t, p.Notes, volcengine.CodeServerVersion)
 }
 
 func TestDriverRejectsBadIPMode(t *testing.T) {

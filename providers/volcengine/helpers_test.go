@@ -166,3 +166,14 @@ func wantContains(t testing.TB, what, s string, subs ...string) {
 		}
 	}
 }
+
+// ruleReason is the Reason of one of the dialect's rules, by code (the rule values are the
+// package's own; tests reach them through Rules).
+func ruleReason(c core.Code) core.Reason {
+	for _, r := range volcengine.NewDialect(nil).Rules() {
+		if r.Code == c {
+			return r.Reason()
+		}
+	}
+	return core.Reason{Code: c}
+}

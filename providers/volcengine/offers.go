@@ -84,6 +84,6 @@ func replaceAction(svc *corev1.Service, mode string) string {
 }
 
 func immutable(svc *corev1.Service, from, to core.Path) core.Reason {
-	return RuleImmutable.Because("Service " + svc.Namespace + "/" + svc.Name + " exists with ip-mode " + string(from) +
+	return ruleImmutable.Because("Service " + svc.Namespace + "/" + svc.Name + " exists with ip-mode " + string(from) +
 		"; the annotation cannot be changed after creation, so " + string(to) + " needs a new Service with a new CLB and a new address.")
 }

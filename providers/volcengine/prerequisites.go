@@ -69,16 +69,16 @@ var (
 	kubernetesMin = [3]uint{1, 30, 0}
 	ccmMin        = [3]uint{1, 43, 0}
 
-	reasonKubernetesMet = RulePrereqKubernetes.Because("Kubernetes meets the ip-mode prerequisite (v1.30 or later).")
-	reasonCCMMet        = RulePrereqCCM.Because("The cloud-controller-manager add-on meets the ip-mode prerequisite (v1.43.0 or later).")
-	reasonNetworkMet    = RulePrereqNetwork.Because("VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding meets the ip-mode prerequisite.")
+	reasonKubernetesMet = rulePrereqKubernetes.Because("Kubernetes meets the ip-mode prerequisite (v1.30 or later).")
+	reasonCCMMet        = rulePrereqCCM.Because("The cloud-controller-manager add-on meets the ip-mode prerequisite (v1.43.0 or later).")
+	reasonNetworkMet    = rulePrereqNetwork.Because("VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding meets the ip-mode prerequisite.")
 )
 
 func kubernetesPrereq(p *core.ClusterProfile) Prerequisite {
 	r := Prerequisite{Name: PrereqKubernetes, Component: "Kubernetes", Have: p.KubernetesVersion,
 		Need: ">= v1.30", Kind: core.PreconditionVersion}
 	r.Met, r.Reason = versionPrereq(p.KubernetesVersion, kubernetesMin, MinKubernetesVersion, reasonKubernetesMet,
-		RulePrereqKubernetes, "kubernetesVersion", "Kubernetes")
+		rulePrereqKubernetes, "kubernetesVersion", "Kubernetes")
 	if r.Met == core.Unknown {
 		r.Missing = []string{"kubernetesVersion"}
 	}
@@ -89,7 +89,7 @@ func ccmPrereq(p *core.ClusterProfile) Prerequisite {
 	r := Prerequisite{Name: PrereqCCM, Component: "cloud-controller-manager", Have: p.CCMVersion,
 		Need: ">= v1.43.0", Kind: core.PreconditionVersion}
 	r.Met, r.Reason = versionPrereq(p.CCMVersion, ccmMin, MinCCMVersion, reasonCCMMet,
-		RulePrereqCCM, "ccmVersion", "the cloud-controller-manager add-on")
+		rulePrereqCCM, "ccmVersion", "the cloud-controller-manager add-on")
 	if r.Met == core.Unknown {
 		r.Missing = []string{"ccmVersion"}
 	}
@@ -200,10 +200,10 @@ func networkPrereq(p *core.ClusterProfile) Prerequisite {
 	case len(wrong) > 0:
 		r.Met, r.Kind = core.No, core.PreconditionUnsupported
 		r.Missing = nil
-		r.Reason = RulePrereqNetwork.Because("The cluster's network does not support ip-mode: " + strings.Join(wrong, ", ") + ".")
+		r.Reason = rulePrereqNetwork.Because("The cluster's network does not support ip-mode: " + strings.Join(wrong, ", ") + ".")
 	case len(r.Missing) > 0:
 		r.Met, r.Kind = core.Unknown, core.PreconditionUnknown
-		r.Reason = RulePrereqNetwork.Because("The profile does not say " + strings.Join(r.Missing, ", ") + "; ip-mode needs VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding.")
+		r.Reason = rulePrereqNetwork.Because("The profile does not say " + strings.Join(r.Missing, ", ") + "; ip-mode needs VPC-CNI with IPVlan Pod interfaces and eBPF service forwarding.")
 	default:
 		r.Met, r.Kind, r.Reason = core.Yes, core.PreconditionUnsupported, reasonNetworkMet
 	}

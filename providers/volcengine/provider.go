@@ -43,7 +43,7 @@ func (d *Driver) PlanRemoval(_ context.Context, req *core.PlanRequest) (*core.Pl
 		e.Remove = true
 		p.Changes = append(p.Changes, core.Change{By: core.WriterCluster, Object: &key, Field: "spec.externalTrafficPolicy",
 			From: string(corev1.ServiceExternalTrafficPolicyLocal), To: "(unset: the API server defaults it to Cluster)",
-			Edits: []core.Edit{e}, Strategy: core.StrategyUpdate, Reason: RuleLocalPolicy.Reason()})
+			Edits: []core.Edit{e}, Strategy: core.StrategyUpdate, Reason: ruleLocalPolicy.Reason()})
 	}
 	return p, nil
 }

@@ -2,6 +2,57 @@ package volcengine
 
 import "github.com/loopguard/loopguard/core"
 
+// Codes of this dialect's rules; the dialect's Rules lists the rules themselves.
+const (
+	CodePlanCreate             core.Code = "vke-plan-create"
+	CodePlanReplace            core.Code = "vke-plan-replace"
+	CodeMoveClients            core.Code = "vke-move-clients"
+	CodeRequestedMode          core.Code = "vke-requested-mode-differs"
+	CodeReplaceReused          core.Code = "vke-replace-reused-clb"
+	CodeReplaceNameTaken       core.Code = "vke-replace-name-taken"
+	CodeSwitchNeedsReplacement core.Code = "vke-switch-needs-replacement"
+	CodeCoLocated              core.Code = "vke-same-node-present"
+	CodeAntiAffinity           core.Code = "vke-anti-affinity-patch"
+	CodeLocalPolicy            core.Code = "vke-external-traffic-local"
+	CodeProxyProbability       core.Code = "vke-proxy-loop-probability"
+	CodeProxyRefused           core.Code = "vke-proxy-refused-co-located"
+	CodeStatusPending          core.Code = "vke-status-pending"
+	CodeVerifyWithoutIPMode    core.Code = "vke-verify-without-ipmode"
+	CodeServerVersion          core.Code = "vke-server-version"
+	CodeClusterNetwork         core.Code = "vke-cluster-network"
+	CodeClusterCCM             core.Code = "vke-cluster-ccm"
+	CodeIPModeVIP              core.Code = "vke-ip-mode-vip"
+	CodeIPModeDefault          core.Code = "vke-ip-mode-default"
+	CodeIPModeProxy            core.Code = "vke-ip-mode-proxy"
+	CodeCLBKeepsSource         core.Code = "vke-clb-keeps-source"
+	CodeStatusIPMode           core.Code = "vke-status-ip-mode"
+	CodeStatusDisagrees        core.Code = "vke-status-disagrees"
+	CodeStatusMixed            core.Code = "vke-status-mixed"
+	CodeStatusHostname         core.Code = "vke-status-hostname"
+	CodePrereqKubernetes       core.Code = "vke-prereq-kubernetes"
+	CodePrereqNetwork          core.Code = "vke-prereq-network"
+	CodePrereqCCM              core.Code = "vke-prereq-ccm"
+	CodePrereqUnknown          core.Code = "vke-prereq-unknown"
+	CodeImmutable              core.Code = "vke-ip-mode-immutable"
+	CodeAddressPrivate         core.Code = "vke-address-private"
+	CodeReusedCLB              core.Code = "vke-reused-clb"
+	CodeCloudRead              core.Code = "vke-cloud-read"
+	CodePassThrough            core.Code = "vke-pass-through"
+	CodeNodePortBackends       core.Code = "vke-nodeport-backends"
+	CodeBackendsRead           core.Code = "vke-backends-read"
+	CodePassThroughNoENI       core.Code = "vke-pass-through-needs-vpc-cni"
+	CodeProxyProtocolVIP       core.Code = "vke-proxy-protocol-vip"
+	CodeVerify                 core.Code = "vke-verify"
+	CodeIngress                core.Code = "vke-ingress-not-exposed"
+	CodeOtherClass             core.Code = "vke-other-lb-class"
+	CodeOfferInterceptVIP      core.Code = "vke-offer-intercept-vip"
+	CodeOfferProxySeparation   core.Code = "vke-offer-proxy-separation"
+	CodeProxyNotInEffect       core.Code = "vke-proxy-not-in-effect"
+	CodePublicCLBKeepsSource   core.Code = "vke-public-clb-keeps-source"
+	CodeAddressPublic          core.Code = "vke-address-public"
+	CodeEBPFKeepsPodSource     core.Code = "vke-ebpf-keeps-pod-source"
+)
+
 // Sources the VKE rules cite. Seed 003 is the Volcengine document on the LoadBalancer Service
 // IP mode (docs/sources.md#vke-ip-mode); its sections are named as in the document.
 const (
@@ -17,90 +68,90 @@ const (
 
 // The VKE dialect's rules. Codes are stable; they are listed by Rules for docs/reasons.md.
 var (
-	RuleIPModeVIP = core.Rule{Code: "vke-ip-mode-vip",
+	ruleIPModeVIP = core.Rule{Code: CodeIPModeVIP,
 		Summary: "ip-mode VIP: kube-proxy (the eBPF dataplane) redirects traffic for the CLB IP and port straight to backend Pods; it never reaches the CLB, so it cannot loop, and in-cluster clients get none of the CLB's features.",
 		Source:  srcModes + "; " + srcAnnotation}
-	RuleIPModeDefault = core.Rule{Code: "vke-ip-mode-default",
+	ruleIPModeDefault = core.Rule{Code: CodeIPModeDefault,
 		Summary: "The Service has no ip-mode annotation: VIP is the default.",
 		Source:  srcAnnotation}
-	RuleIPModeProxy = core.Rule{Code: "vke-ip-mode-proxy",
+	ruleIPModeProxy = core.Rule{Code: CodeIPModeProxy,
 		Summary: "ip-mode Proxy: nodes do not intercept the CLB address; all in-cluster traffic goes through the CLB, which keeps every CLB feature (TLS offload, monitoring, protocol conversion, PROXY protocol/TOA).",
 		Source:  srcModes + "; " + srcAnnotation}
-	RuleCLBKeepsSource = core.Rule{Code: "vke-clb-keeps-source",
+	ruleCLBKeepsSource = core.Rule{Code: CodeCLBKeepsSource,
 		Summary: "The CLB keeps the client's source IP (classic CLB listeners have no source NAT switch), so in Proxy mode a client Pod and a server Pod on the same node loop: the reply is delivered on the node and the request fails.",
 		Source:  srcRestriction + "; " + srcDomainVKE}
-	RuleStatusIPMode = core.Rule{Code: "vke-status-ip-mode",
+	ruleStatusIPMode = core.Rule{Code: CodeStatusIPMode,
 		Summary: "status.loadBalancer.ingress[].ipMode shows the mode in effect; nodes act on it, not on the annotation.",
 		Source:  srcVerification + "; " + srcKEP}
-	RuleStatusDisagrees = core.Rule{Code: "vke-status-disagrees",
+	ruleStatusDisagrees = core.Rule{Code: CodeStatusDisagrees,
 		Summary: "The status shows another ip-mode than the annotation asks for: the cloud-controller-manager is older than v1.43.0, a prerequisite is unmet, it has not reconciled the Service yet, or the annotation was edited after creation, which has no effect.",
 		Source:  srcVerification + "; " + srcAnnotation}
-	RuleStatusMixed = core.Rule{Code: "vke-status-mixed",
+	ruleStatusMixed = core.Rule{Code: CodeStatusMixed,
 		Summary: "The status's ingress points carry different ipModes; which path a client takes depends on the address it uses.",
 		Source:  srcKEP}
-	RuleStatusHostname = core.Rule{Code: "vke-status-hostname",
+	ruleStatusHostname = core.Rule{Code: CodeStatusHostname,
 		Summary: "The status publishes a hostname but no IP; nodes only intercept IPs, so in-cluster clients reach the CLB whatever the ip-mode.",
 		Source:  srcKEP}
 
-	RulePrereqKubernetes = core.Rule{Code: "vke-prereq-kubernetes",
+	rulePrereqKubernetes = core.Rule{Code: CodePrereqKubernetes,
 		Summary: "ip-mode needs Kubernetes v1.30 or later.",
 		Source:  srcPrereqs}
-	RulePrereqNetwork = core.Rule{Code: "vke-prereq-network",
+	rulePrereqNetwork = core.Rule{Code: CodePrereqNetwork,
 		Summary: "ip-mode needs the VPC-CNI network model with IPVlan Pod interfaces and eBPF service forwarding.",
 		Source:  srcPrereqs}
-	RulePrereqCCM = core.Rule{Code: "vke-prereq-ccm",
+	rulePrereqCCM = core.Rule{Code: CodePrereqCCM,
 		Summary: "ip-mode needs the cloud-controller-manager add-on v1.43.0 or later.",
 		Source:  srcPrereqs}
-	RulePrereqUnknown = core.Rule{Code: "vke-prereq-unknown",
+	rulePrereqUnknown = core.Rule{Code: CodePrereqUnknown,
 		Summary: "Proxy is requested but the profile does not say whether the cluster meets the ip-mode prerequisites, so whether nodes still intercept the CLB address is unknown.",
 		Source:  srcPrereqs}
 
-	RuleImmutable = core.Rule{Code: "vke-ip-mode-immutable",
+	ruleImmutable = core.Rule{Code: CodeImmutable,
 		Summary: "The ip-mode annotation cannot be changed once the Service exists: switching modes means a new Service, with a new CLB and a new address.",
 		Source:  srcAnnotation}
 
-	RuleAddressPrivate = core.Rule{Code: "vke-address-private",
+	ruleAddressPrivate = core.Rule{Code: CodeAddressPrivate,
 		Summary: "address-type PRIVATE: the CLB is reachable only inside the VPC and sees in-cluster clients' own addresses.",
 		Source:  srcAnnotations}
-	RuleReusedCLB = core.Rule{Code: "vke-reused-clb",
+	ruleReusedCLB = core.Rule{Code: CodeReusedCLB,
 		Summary: "The Service reuses an existing CLB (loadbalancer-id); its address type is the CLB's own, which only a cloud read or a loopguard.io/lb-scope annotation can tell.",
 		Source:  srcAnnotations}
-	RuleCloudRead = core.Rule{Code: "vke-cloud-read",
+	ruleCloudRead = core.Rule{Code: CodeCloudRead,
 		Summary: "A read of the CLB through the Volcengine API gave this fact.",
 		Source:  "Volcengine CLB API 2020-04-01 (DescribeLoadBalancerAttributes, DescribeListenerAttributes); " + srcDomainVKE}
 
-	RulePassThrough = core.Rule{Code: "vke-pass-through",
+	rulePassThrough = core.Rule{Code: CodePassThrough,
 		Summary: "pass-through \"true\": the CLB's backends are the Pods' ENIs (direct to Pod), so a connection loops with the share of backends on the client's node.",
 		Source:  srcAnnotations}
-	RuleNodePortBackends = core.Rule{Code: "vke-nodeport-backends",
+	ruleNodePortBackends = core.Rule{Code: CodeNodePortBackends,
 		Summary: "pass-through is off (the default): the CLB's backends are the nodes' NodePorts, chosen by externalTrafficPolicy.",
 		Source:  srcAnnotations}
-	RuleBackendsRead = core.Rule{Code: "vke-backends-read",
+	ruleBackendsRead = core.Rule{Code: CodeBackendsRead,
 		Summary: "A read of the CLB's server groups gave its backends: Servers[].Type eni are Pod ENIs (the CLB sends straight to Pods), ecs are instances reached on their NodePort; mixed or other types leave the binding unknown.",
 		Source:  "Volcengine CLB API 2020-04-01 DescribeServerGroupAttributes (Servers[].Type, Ip, InstanceId, Port; volcengine-go-sdk v1.1.35 service/clb); docs/sources.md#vke"}
-	RulePassThroughNoENI = core.Rule{Code: "vke-pass-through-needs-vpc-cni",
+	rulePassThroughNoENI = core.Rule{Code: CodePassThroughNoENI,
 		Summary: "pass-through sends to Pod ENIs, which only the VPC-CNI network gives Pods; with this CNI which addresses the CLB sends to is unknown.",
 		Source:  srcAnnotations + "; volcengine/cello README (secondary-ENI Pod network)"}
 
-	RuleProxyProtocolVIP = core.Rule{Code: "vke-proxy-protocol-vip",
+	ruleProxyProtocolVIP = core.Rule{Code: CodeProxyProtocolVIP,
 		Summary: "PROXY protocol is on, but intercepted (VIP) in-cluster traffic reaches the backends without the PROXY header; a backend that requires the header rejects it.",
 		Source:  srcModes + " (VIP limitations: no Proxy-Protocol pass-through); " + srcKEP + " (peers set Proxy when PROXY protocol is on)"}
 
-	RuleVerify = core.Rule{Code: "vke-verify",
+	ruleVerify = core.Rule{Code: CodeVerify,
 		Summary: "To verify: status.loadBalancer.ingress[].ipMode must show the requested mode; in the CLB's monitoring, requests from a Pod to the CLB address add new connections in Proxy mode and none in VIP mode (test from a Pod on a node without backends).",
 		Source:  srcVerification}
 
-	RuleIngress = core.Rule{Code: "vke-ingress-not-exposed",
+	ruleIngress = core.Rule{Code: CodeIngress,
 		Summary: "VKE's ip-mode is a Service annotation; an Ingress is served by its ingress controller's LoadBalancer Service, which is what loopguard assesses.",
 		Source:  srcAnnotation + "; " + srcKEP + " (Ingress objects have no ipMode)"}
-	RuleOtherClass = core.Rule{Code: "vke-other-lb-class",
+	ruleOtherClass = core.Rule{Code: CodeOtherClass,
 		Summary: "The Service names another loadBalancerClass; the Volcengine controller (volcengine.com/clb) does not serve it.",
 		Source:  srcAnnotations + " (loadBalancerClass volcengine.com/clb); Kubernetes Service.spec.loadBalancerClass"}
 
-	RuleOfferInterceptVIP = core.Rule{Code: "vke-offer-intercept-vip",
+	ruleOfferInterceptVIP = core.Rule{Code: CodeOfferInterceptVIP,
 		Summary: "Use ip-mode VIP: nodes redirect in-cluster traffic for the CLB address to backend Pods, which cannot loop; in-cluster clients lose the CLB's TLS offload, monitoring, protocol conversion and PROXY protocol/TOA.",
 		Source:  srcModes}
-	RuleOfferProxySeparation = core.Rule{Code: "vke-offer-proxy-separation",
+	ruleOfferProxySeparation = core.Rule{Code: CodeOfferProxySeparation,
 		Summary: "Use ip-mode Proxy and keep client Pods off every node that runs a backend, as the Proxy-mode restriction requires.",
 		Source:  srcRestriction}
 )
@@ -109,12 +160,12 @@ var (
 // translation emits is documented.
 func (d *Dialect) Rules() []core.Rule {
 	return append([]core.Rule{
-		RuleIPModeVIP, RuleIPModeDefault, RuleIPModeProxy, RuleCLBKeepsSource,
-		RuleStatusIPMode, RuleStatusDisagrees, RuleStatusMixed, RuleStatusHostname,
-		RulePrereqKubernetes, RulePrereqNetwork, RulePrereqCCM, RulePrereqUnknown,
-		RuleImmutable, RuleAddressPrivate, RuleReusedCLB, RuleCloudRead,
-		RulePassThrough, RuleNodePortBackends, RuleBackendsRead, RulePassThroughNoENI, RuleProxyProtocolVIP,
-		RuleVerify, RuleIngress, RuleOtherClass, RuleOfferInterceptVIP, RuleOfferProxySeparation,
-		RuleProxyNotInEffect, RulePublicCLBKeepsSource, RuleAddressPublic, RuleEBPFKeepsPodSource,
+		ruleIPModeVIP, ruleIPModeDefault, ruleIPModeProxy, ruleCLBKeepsSource,
+		ruleStatusIPMode, ruleStatusDisagrees, ruleStatusMixed, ruleStatusHostname,
+		rulePrereqKubernetes, rulePrereqNetwork, rulePrereqCCM, rulePrereqUnknown,
+		ruleImmutable, ruleAddressPrivate, ruleReusedCLB, ruleCloudRead,
+		rulePassThrough, ruleNodePortBackends, ruleBackendsRead, rulePassThroughNoENI, ruleProxyProtocolVIP,
+		ruleVerify, ruleIngress, ruleOtherClass, ruleOfferInterceptVIP, ruleOfferProxySeparation,
+		ruleProxyNotInEffect, rulePublicCLBKeepsSource, ruleAddressPublic, ruleEBPFKeepsPodSource,
 	}, driverRules...)
 }

@@ -197,7 +197,7 @@ func TestReadClusterFacts(t *testing.T) {
 
 func TestClusterFactsApply(t *testing.T) {
 	f := volcengine.ClusterFacts{KubernetesVersion: "v1.33.1", CNI: "vpc-cni", PodInterface: "ipvlan", ProxyMode: core.ProxyModeEBPF, CCMVersion: "v1.43.0",
-		Reasons: []core.Reason{volcengine.RuleClusterNetwork.Reason()}}
+		Reasons: []core.Reason{ruleReason(volcengine.CodeClusterNetwork)}}
 	p := core.ClusterProfile{KubernetesVersion: "v1.32.0", CCMVersion: "v1.44.1", Dataplane: core.DataplaneProfile{CNI: "cello"}}
 	notes := f.Apply(&p)
 	want := core.ClusterProfile{KubernetesVersion: "v1.33.1", CCMVersion: "v1.44.1", ProxyMode: core.ProxyModeEBPF,
@@ -205,7 +205,7 @@ func TestClusterFactsApply(t *testing.T) {
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("profile (-want +got): the server's version wins, declared values stay\n%s", diff)
 	}
-	wantCodes(t, notes, volcengine.RuleServerVersion.Code, volcengine.RuleClusterNetwork.Code)
+	wantCodes(t, notes, volcengine.CodeServerVersion, volcengine.CodeClusterNetwork)
 }
 
 // forbidden is a reader that may not read kube-system, as a namespaced controller's RBAC allows.
@@ -240,5 +240,5 @@ func TestClusterReadsThatAreForbidden(t *testing.T) {
 	if !errors.As(p.Blocked.Err(), &pe) || pe.Component != "network model" {
 		t.Errorf("blocked = %v, want the network prerequisite unknown", p.Blocked)
 	}
-	wantCodes(t, p.Notes, volcengine.RuleClusterNetwork.Code, volcengine.RuleClusterCCM.Code)
+	wantCodes(t, p.Notes, volcengine.CodeClusterNetwork, volcengine.CodeClusterCCM)
 }

@@ -16,22 +16,22 @@ import (
 
 // Reasons without per-object text, prepared once so a translation does not allocate them.
 var (
-	reasonIPModeVIP     = RuleIPModeVIP.Reason()
-	reasonIPModeDefault = RuleIPModeDefault.Reason()
-	reasonIPModeProxy   = RuleIPModeProxy.Reason()
-	reasonKeepsSource   = RuleCLBKeepsSource.Reason()
-	reasonStatusMixed   = RuleStatusMixed.Reason()
-	reasonStatusHost    = RuleStatusHostname.Reason()
-	reasonPrivate       = RuleAddressPrivate.Reason()
-	reasonPassThrough   = RulePassThrough.Reason()
-	reasonNoENI         = RulePassThroughNoENI.Reason()
-	reasonPPVIP         = RuleProxyProtocolVIP.Reason()
-	reasonOfferVIP      = RuleOfferInterceptVIP.Reason()
-	reasonOfferProxySep = RuleOfferProxySeparation.Reason()
-	reasonStatusVIP     = RuleStatusIPMode.Because("status.loadBalancer.ingress[].ipMode is VIP: nodes intercept the CLB address.")
-	reasonStatusProxy   = RuleStatusIPMode.Because("status.loadBalancer.ingress[].ipMode is Proxy: nodes leave the CLB address alone and traffic goes through the CLB.")
-	reasonNodePortLocal = RuleNodePortBackends.Because("pass-through is off (the default): the CLB sends to the NodePorts of nodes that run a backend (externalTrafficPolicy Local).")
-	reasonNodePortAll   = RuleNodePortBackends.Because("pass-through is off (the default): the CLB sends to every node's NodePort (externalTrafficPolicy Cluster).")
+	reasonIPModeVIP     = ruleIPModeVIP.Reason()
+	reasonIPModeDefault = ruleIPModeDefault.Reason()
+	reasonIPModeProxy   = ruleIPModeProxy.Reason()
+	reasonKeepsSource   = ruleCLBKeepsSource.Reason()
+	reasonStatusMixed   = ruleStatusMixed.Reason()
+	reasonStatusHost    = ruleStatusHostname.Reason()
+	reasonPrivate       = ruleAddressPrivate.Reason()
+	reasonPassThrough   = rulePassThrough.Reason()
+	reasonNoENI         = rulePassThroughNoENI.Reason()
+	reasonPPVIP         = ruleProxyProtocolVIP.Reason()
+	reasonOfferVIP      = ruleOfferInterceptVIP.Reason()
+	reasonOfferProxySep = ruleOfferProxySeparation.Reason()
+	reasonStatusVIP     = ruleStatusIPMode.Because("status.loadBalancer.ingress[].ipMode is VIP: nodes intercept the CLB address.")
+	reasonStatusProxy   = ruleStatusIPMode.Because("status.loadBalancer.ingress[].ipMode is Proxy: nodes leave the CLB address alone and traffic goes through the CLB.")
+	reasonNodePortLocal = ruleNodePortBackends.Because("pass-through is off (the default): the CLB sends to the NodePorts of nodes that run a backend (externalTrafficPolicy Local).")
+	reasonNodePortAll   = ruleNodePortBackends.Because("pass-through is off (the default): the CLB sends to every node's NodePort (externalTrafficPolicy Cluster).")
 )
 
 // Translate reads one Service into the portable model and lists the remedies VKE can carry
@@ -46,7 +46,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	case *networkingv1.Ingress:
 		return nil, &core.KindError{Kind: core.ErrNotExposed,
 			Object: core.ObjectRef{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name},
-			Msg:    RuleIngress.Summary, Reason: RuleIngress.Reason()}
+			Msg:    ruleIngress.Summary, Reason: ruleIngress.Reason()}
 	default:
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: refOf(obj), Msg: "the VKE dialect reads Services only"}
 	}
@@ -56,7 +56,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	ref := core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 	if cls := svc.Spec.LoadBalancerClass; cls != nil && *cls != LoadBalancerClass && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
-			Msg: "loadBalancerClass is " + quote(*cls) + ": " + RuleOtherClass.Summary, Reason: RuleOtherClass.Reason()}
+			Msg: "loadBalancerClass is " + quote(*cls) + ": " + ruleOtherClass.Summary, Reason: ruleOtherClass.Reason()}
 	}
 
 	e, ov, err := dialect.ServiceBase(Name, svc, c, core.NodeFilter{})
@@ -188,7 +188,7 @@ func (d *Dialect) proxyTakesEffect(prereqs []Prerequisite, e *core.Exposure) cor
 				missing = append(missing, prereqs[i].Missing...)
 			}
 		}
-		e.Reasons = append(e.Reasons, RulePrereqUnknown.Because(RulePrereqUnknown.Summary+" Missing from the ClusterProfile: "+strings.Join(missing, ", ")+"."))
+		e.Reasons = append(e.Reasons, rulePrereqUnknown.Because(rulePrereqUnknown.Summary+" Missing from the ClusterProfile: "+strings.Join(missing, ", ")+"."))
 		return core.PathUnknown
 	}
 	return core.PathProxy
@@ -216,7 +216,7 @@ func disagreement(f *ServiceFacts, prereqs []Prerequisite) core.Reason {
 	} else {
 		b.WriteString(" Either the cloud-controller-manager is older than v1.43.0 or has not reconciled the Service yet (look again shortly), or the annotation was edited after the Service was created, which has no effect: ip-mode cannot be changed, a new Service is needed.")
 	}
-	return RuleStatusDisagrees.Because(b.String())
+	return ruleStatusDisagrees.Because(b.String())
 }
 
 // scope fills the LB scope. explain adds the reasons, which only matter when the traffic may
@@ -226,20 +226,20 @@ func (d *Dialect) scope(f *ServiceFacts, cloud CLBFacts, cloudOK bool, e *core.E
 	if cloudOK && cloud.AddressType != "" {
 		at = cloud.AddressType
 		if explain {
-			e.Reasons = append(e.Reasons, RuleCloudRead.Because("The CLB's address type is "+at+" (cloud read)."))
+			e.Reasons = append(e.Reasons, ruleCloudRead.Because("The CLB's address type is "+at+" (cloud read)."))
 		}
 	} else if f.Reused() {
 		if d.opts.Assumptions.PublicCLBHidesPodSource {
 			e.Scope = core.ScopeUnknown
 			if explain {
-				e.Reasons = append(e.Reasons, RuleReusedCLB.Because("The Service reuses CLB "+f.LoadBalancerID+"; whether it is PUBLIC or PRIVATE is unknown without a cloud read or a loopguard.io/lb-scope annotation (address-type describes a CLB to be created)."))
+				e.Reasons = append(e.Reasons, ruleReusedCLB.Because("The Service reuses CLB "+f.LoadBalancerID+"; whether it is PUBLIC or PRIVATE is unknown without a cloud read or a loopguard.io/lb-scope annotation (address-type describes a CLB to be created)."))
 			}
 			return
 		}
 		// Assumption 2: either type sees the client Pod's address, so the type does not matter.
 		e.Scope = core.Private
 		if explain {
-			e.Reasons = append(e.Reasons, RuleReusedCLB.Because("The Service reuses CLB "+f.LoadBalancerID+", whose type is unknown without a cloud read; on VKE a PUBLIC CLB loops like a PRIVATE one (assumption 2 in unconfirmed.go), so the type does not change the verdict."))
+			e.Reasons = append(e.Reasons, ruleReusedCLB.Because("The Service reuses CLB "+f.LoadBalancerID+", whose type is unknown without a cloud read; on VKE a PUBLIC CLB loops like a PRIVATE one (assumption 2 in unconfirmed.go), so the type does not change the verdict."))
 		}
 		return
 	}
@@ -321,13 +321,13 @@ func cloudBinding(f *ServiceFacts, b Backends, e *core.Exposure, explain bool) {
 		msg = "A backend of the CLB has a DescribeServerGroupAttributes Servers[].Type other than ecs or eni, so which addresses it sends to is unknown."
 	}
 	if explain {
-		e.Reasons = append(e.Reasons, RuleBackendsRead.Because(msg))
+		e.Reasons = append(e.Reasons, ruleBackendsRead.Because(msg))
 	}
 }
 
 // verifyHint is seed 003's "结果验证" for this Service.
 func verifyHint(svc *corev1.Service, want core.Path) core.Reason {
-	return RuleVerify.Because("Verify: `kubectl -n " + svc.Namespace + " get service " + svc.Name +
+	return ruleVerify.Because("Verify: `kubectl -n " + svc.Namespace + " get service " + svc.Name +
 		" -o jsonpath='{.status.loadBalancer.ingress[*].ipMode}'` must print " + string(want) +
 		"; then, from a Pod on a node without backends, connect to the CLB address: the CLB's monitoring shows new connections in Proxy mode and none in VIP mode.")
 }

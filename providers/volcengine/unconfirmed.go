@@ -78,26 +78,26 @@ type Assumptions struct {
 
 // Rules for the assumptions.
 var (
-	RuleProxyNotInEffect = core.Rule{Code: "vke-proxy-not-in-effect",
+	ruleProxyNotInEffect = core.Rule{Code: CodeProxyNotInEffect,
 		Summary: "Proxy is requested but an ip-mode prerequisite is unmet, so the feature does not work as requested: loopguard assumes the default VIP stays in effect and nodes keep intercepting the CLB address (UNCONFIRMED beyond Kubernetes < v1.30; see providers/volcengine/unconfirmed.go).",
 		Source:  srcPrereqs + "; " + srcKEP}
-	RulePublicCLBKeepsSource = core.Rule{Code: "vke-public-clb-keeps-source",
+	rulePublicCLBKeepsSource = core.Rule{Code: CodePublicCLBKeepsSource,
 		Summary: "address-type PUBLIC (the default): docs/sources.md#vke-ip-mode states the Proxy-mode restriction without exception and shows it on a PUBLIC CLB reached at its public address, so loopguard treats a public CLB like a private one, which sees the client Pod's own address (UNCONFIRMED mechanism; override with loopguard.io/lb-scope: public).",
 		Source:  srcRestriction + "; " + srcVerification + " (curl to the CLB's public address)"}
-	RuleAddressPublic = core.Rule{Code: "vke-address-public",
+	ruleAddressPublic = core.Rule{Code: CodeAddressPublic,
 		Summary: "address-type PUBLIC, and the options say in-cluster clients reach public CLBs through a public address: the CLB never sees a client Pod's address.",
 		Source:  srcAnnotations + "; Assumptions.PublicCLBHidesPodSource"}
 )
 
-var RuleEBPFKeepsPodSource = core.Rule{Code: "vke-ebpf-keeps-pod-source",
+var ruleEBPFKeepsPodSource = core.Rule{Code: CodeEBPFKeepsPodSource,
 	Summary: "VKE's eBPF service forwarding (Cilium in the VPC-CNI) redirects intercepted traffic to a backend without masquerading: the backend sees the client Pod's address (UNCONFIRMED for the managed add-on; see providers/volcengine/unconfirmed.go).",
 	Source:  "volcengine/cello README (Cilium replaces kube-proxy); Cilium docs, kube-proxy replacement; " + srcPrereqs}
 
 var (
-	reasonEBPFKeepsSource  = RuleEBPFKeepsPodSource.Reason()
-	reasonProxyNotInEffect = RuleProxyNotInEffect.Reason()
-	reasonPublicKeeps      = RulePublicCLBKeepsSource.Reason()
-	reasonAddressPublic    = RuleAddressPublic.Reason()
+	reasonEBPFKeepsSource  = ruleEBPFKeepsPodSource.Reason()
+	reasonProxyNotInEffect = ruleProxyNotInEffect.Reason()
+	reasonPublicKeeps      = rulePublicCLBKeepsSource.Reason()
+	reasonAddressPublic    = ruleAddressPublic.Reason()
 )
 
 // unmetProxyPath is assumption 1: the path in effect when Proxy cannot take effect.
