@@ -53,7 +53,7 @@ type Server struct {
 	env    *envtest.Environment
 	config *rest.Config
 	client kubernetes.Interface
-	logs   *tail
+	logs   *Tail
 
 	stopOnce sync.Once
 	stopErr  error
@@ -129,7 +129,7 @@ func Launch(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 
-	logs := &tail{max: 16 << 10}
+	logs := &Tail{Max: 16 << 10}
 	var out io.Writer = logs
 	if os.Getenv(envAttachOutput) == "true" {
 		out = io.MultiWriter(logs, os.Stderr)
@@ -309,25 +309,25 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-// tail keeps the last max bytes written to it: enough of the control plane's output to say
-// why it did not start, without holding a long test run's logs in memory.
-type tail struct {
+// Tail keeps the last Max bytes written to it: enough of a component's output to say why it
+// did not start, without holding a long test run's logs in memory. Safe for concurrent use.
+type Tail struct {
 	mu  sync.Mutex
-	max int
+	Max int
 	buf []byte
 }
 
-func (t *tail) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
+	if over := len(t.buf) - t.Max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/apiserver"
 	"github.com/loopguard/loopguard/internal/netlab"
 )
 
@@ -37,7 +38,7 @@ func (p ProxyProtocol) String() string {
 type haproxy struct {
 	cmd  *exec.Cmd
 	done <-chan error
-	logs *tail
+	logs *apiserver.Tail
 }
 
 const haproxyGlobal = `global
@@ -123,7 +124,7 @@ func startHAProxy(ctx context.Context, dir, name, ns, config string, listen neti
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	logs := &tail{max: 16 << 10}
+	logs := &apiserver.Tail{Max: 16 << 10}
 	cmd := exec.Command("haproxy", "-db", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	done, err := netlab.StartIn(ns, cmd)

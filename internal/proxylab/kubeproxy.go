@@ -8,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/apiserver"
 	"github.com/loopguard/loopguard/internal/netlab"
 )
 
@@ -29,7 +29,7 @@ type kubeProxy struct {
 	mode Mode
 	cmd  *exec.Cmd
 	done <-chan error
-	logs *tail
+	logs *apiserver.Tail
 }
 
 // kubeProxyConfig is a KubeProxyConfiguration that writes no host sysctl: conntrack limits
@@ -66,7 +66,7 @@ func startKubeProxy(dir, binary, kubeconfig, node, ns string, mode Mode) (*kubeP
 	if err := os.WriteFile(cfg, []byte(kubeProxyConfig(kubeconfig, node, mode)), 0o600); err != nil {
 		return nil, err
 	}
-	logs := &tail{max: 32 << 10}
+	logs := &apiserver.Tail{Max: 32 << 10}
 	cmd := exec.Command(binary, "--config="+cfg, "--v=2")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -195,27 +195,4 @@ func (k *kubeProxy) waitRules(ctx context.Context, r ServiceRules, timeout time.
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }
