@@ -76,7 +76,9 @@ type Change struct {
 	Template *unstructured.Unstructured `json:"template,omitempty"`
 	// Params carry a cloud change's arguments for the driver (IDs, attribute names).
 	Params map[string]string `json:"params,omitempty"`
-	// Delete (a removal): the object is deleted; planned only for objects loopguard created.
+	// Delete: the object is deleted. A cluster change deletes it in a removal, and is planned
+	// only for objects loopguard created; a user change asks the user to delete it (VKE's old
+	// Service, once its clients moved to the replacement).
 	Delete bool `json:"delete,omitempty"`
 	// Needs lists the allowlisted capabilities the change needs; a Reconciler with a
 	// CapabilityCache blocks it while the cloud is known to refuse one.
@@ -86,7 +88,9 @@ type Change struct {
 	// CreateOnly (with Create): the edits only take effect when the object is created, like an
 	// annotation a controller reads once (VKE's ip-mode). When the object already exists the
 	// change is done if every edit already holds, and refused with ErrImmutable otherwise; it
-	// never edits a live object.
+	// never edits a live object. On a user change it says the edits cannot be made on the
+	// live object (a bare Pod's scheduling fields, a Job's template): they go where the object
+	// is defined and take effect when it is created again.
 	CreateOnly bool `json:"createOnly,omitempty"`
 	// Reason says why the change is part of the plan.
 	Reason Reason `json:"reason"`

@@ -337,6 +337,29 @@ func TestBlockerDiagnostics(t *testing.T) {
 	}
 }
 
+// A change left to a person carries its structure in the diagnostic's detail: the fields and
+// values to set (not a command for one tool), and the deletion that ends a replacement.
+func TestUserDiagnosticsCarryTheEdits(t *testing.T) {
+	obj := core.ObjectRef{Kind: "Service", Namespace: "shop", Name: "web"}
+	deploy := core.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "client"}
+	old := core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
+	path := []core.PathElem{{Field: "spec"}, {Field: "template"}, {Field: "spec"}, {Field: "affinity"}}
+	got := userDiagnostics(obj, []core.Change{
+		{By: core.WriterUser, Object: &deploy, Field: "spec.template.spec.affinity", From: "0 required term(s)", To: "1 required term(s)",
+			Edits: []core.Edit{{Path: path, Value: map[string]any{"podAntiAffinity": map[string]any{}}}}, Reason: core.Reason{Code: "vke-anti-affinity-patch"}},
+		{By: core.WriterUser, Object: &old, Delete: true, Field: "clients", To: "Service shop/web-proxy"},
+		{By: core.WriterCluster, Object: &old, Field: "metadata.annotations[x]", To: "y"},
+	})
+	if len(got) != 2 {
+		t.Fatalf("%d diagnostics, want 2 (the cluster change is loopguard's): %+v", len(got), got)
+	}
+	for i, want := range []string{`set spec.template.spec.affinity = {"podAntiAffinity":{}}`, "then delete Service shop/web"} {
+		if d := got[i]; d.Severity != Warning || !strings.Contains(d.Detail, want) || strings.Contains(d.Detail, "kubectl") {
+			t.Errorf("diagnostic %d = %+v, want a warning whose detail has %q and no kubectl command", i, d, want)
+		}
+	}
+}
+
 // The bridge writes hclog records through tflog with the request's context: levels, names,
 // implied and call arguments as fields, errors as their message, masked secrets.
 func TestLoggerWritesThroughTflog(t *testing.T) {

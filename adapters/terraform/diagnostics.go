@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -185,9 +186,22 @@ func userDiagnostics(obj core.ObjectRef, changes []core.Change) Diagnostics {
 		default:
 			continue
 		}
+		detail := ch.String()
+		// The structured part: the object's fields and values, which the person turns into
+		// whatever their tooling applies (a manifest edit, a kubectl patch).
+		for _, e := range ch.Edits {
+			v, err := json.Marshal(e.Value)
+			if err != nil {
+				v = []byte(fmt.Sprint(e.Value))
+			}
+			detail += "\nset " + e.String() + " = " + string(v)
+		}
+		if ch.Delete && ch.Object != nil {
+			detail += "\nthen delete " + ch.Object.String()
+		}
 		out = append(out, Diagnostic{Severity: Warning, Code: ch.Reason.Code,
 			Summary: fmt.Sprintf("%s: a change %s (loopguard does not make it)", obj, who),
-			Detail:  ch.String() + "\n" + kindLine(string(ch.By), ch.Reason.Code)})
+			Detail:  detail + "\n" + kindLine(string(ch.By), ch.Reason.Code)})
 	}
 	return out
 }

@@ -223,9 +223,17 @@ func renderPlanTable(w io.Writer, rep *PlanReport) error {
 				if c.Reason.Code != "" {
 					fmt.Fprintf(w, "      why: %s: %s\n", c.Reason.Code, indentLines(c.Reason.Message, "        "))
 				}
+				if c.By == "user" {
+					if cmd := userCommand(&c); cmd != "" {
+						fmt.Fprintf(w, "      %s\n", cmd)
+					}
+				}
 			}
 			for _, c := range p.Checks {
 				fmt.Fprintf(w, "    then check: %s %s is %v; until then: %s\n", objectKeyText(&c.Object), c.Field, c.Value, indentLines(c.Pending, "      "))
+				if cmd := checkCommand(&c); cmd != "" {
+					fmt.Fprintf(w, "      %s\n", cmd)
+				}
 			}
 			for _, n := range p.Notes {
 				fmt.Fprintf(w, "    note: %s: %s\n", n.Code, indentLines(n.Message, "      "))

@@ -117,7 +117,11 @@ type PlanChange struct {
 	// Disruptive: the change replaces an object (a new LB address); applied only with
 	// --allow-disruptive.
 	Disruptive bool `json:"disruptive,omitempty"`
-	// Edits are the leaves a cluster change sets; nothing else in the object is touched.
+	// Delete: the object is deleted (a removal's cluster change; for a user change, the user
+	// deletes it).
+	Delete bool `json:"delete,omitempty"`
+	// Edits are the leaves a cluster change sets; nothing else in the object is touched. On
+	// a user change with CreateOnly they go where the object is defined.
 	Edits  []PlanEdit `json:"edits,omitempty"`
 	Reason Reason     `json:"reason"`
 }
@@ -138,6 +142,8 @@ type PlanCheck struct {
 	Value  any       `json:"value"`
 	// Pending says what it means while the check does not hold, and what to do.
 	Pending string `json:"pending"`
+	// jsonPath is Field as a kubectl JSONPath template, for the text renderer.
+	jsonPath string
 }
 
 // PlanError is an error with the kind a script branches on.
@@ -187,7 +193,7 @@ func changeOf(c *core.Change) PlanChange {
 	out := PlanChange{
 		By: string(c.By), Object: objectKeyOf(c.Object), Resource: c.Resource,
 		Field: c.Field, From: c.From, To: c.To, Strategy: string(c.Strategy),
-		Create: c.Create, CreateOnly: c.CreateOnly, Disruptive: c.Disruptive,
+		Create: c.Create, CreateOnly: c.CreateOnly, Disruptive: c.Disruptive, Delete: c.Delete,
 		Reason: reasonOf(c.Reason),
 	}
 	if len(c.Edits) > 0 {
@@ -219,7 +225,7 @@ func checksOf(cs []core.Check) []PlanCheck {
 	out := make([]PlanCheck, len(cs))
 	for i := range cs {
 		c := &cs[i]
-		out[i] = PlanCheck{Object: *objectKeyOf(&c.Object), Field: c.What(), Value: c.Edit.Value, Pending: c.Pending}
+		out[i] = PlanCheck{Object: *objectKeyOf(&c.Object), Field: c.What(), Value: c.Edit.Value, Pending: c.Pending, jsonPath: checkJSONPath(c)}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package volcengine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -222,12 +223,12 @@ func TestAPIServerCreatesServiceWithIPMode(t *testing.T) {
 		t.Errorf("manager = %s, want %s", got.ManagedFields[0].Manager, core.FieldManager)
 	}
 
-	// The user's step: the rendered strategic merge patch, applied as is.
+	// The user's step: the change's edits as a merge patch, applied as is.
 	if len(out.ForUser) != 1 || out.ForUser[0].Object.Kind != "Deployment" {
 		t.Fatalf("for the user: %v, want the Deployment's anti-affinity", out.ForUser)
 	}
-	patch := out.ForUser[0].To[strings.Index(out.ForUser[0].To, "-p '")+4 : len(out.ForUser[0].To)-1]
-	dep, err := v.client.AppsV1().Deployments(v.ns).Patch(v.ctx, "client", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	patch := mergePatchOf(t, &out.ForUser[0])
+	dep, err := v.client.AppsV1().Deployments(v.ns).Patch(v.ctx, "client", types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
 	if err != nil {
 		t.Fatalf("the API server refused the rendered patch %s: %v", patch, err)
 	}
@@ -316,7 +317,7 @@ func TestAPIServerReplacesWhenAllowed(t *testing.T) {
 	}
 	moved := false
 	for _, ch := range out.ForUser {
-		moved = moved || (ch.Object.Name == "web" && strings.Contains(ch.Reason.Message, "kubectl -n "+v.ns+" delete service web"))
+		moved = moved || (ch.Object.Name == "web" && ch.Delete && strings.Contains(ch.Reason.Message, "Delete the old Service "+v.ns+"/web yourself"))
 	}
 	if !moved {
 		t.Errorf("for the user: %v, want the step that moves clients and deletes web", out.ForUser)
@@ -491,9 +492,9 @@ func TestAPIServerKeepsForeignFields(t *testing.T) {
 	if after := v.get("web2"); after.ResourceVersion != before.ResourceVersion {
 		t.Error("a field another manager owns was written")
 	}
-	// The command the plan gives works as written.
-	patch := etp.To[strings.Index(etp.To, "-p '")+4 : len(etp.To)-1]
-	if _, err := v.client.CoreV1().Services(v.ns).Patch(v.ctx, "web2", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+	// The change the plan gives works as written.
+	patch := mergePatchOf(t, etp)
+	if _, err := v.client.CoreV1().Services(v.ns).Patch(v.ctx, "web2", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-patch", FieldValidation: "Strict"}); err != nil {
 		t.Fatalf("the API server refused the rendered patch %s: %v", patch, err)
 	}
 	if out, err := r.Reconcile(v.ctx, v.get("web2"), v.cluster(readyProfile())); err != nil || len(out.Written) != 0 || len(out.ForUser) != 1 {
@@ -564,4 +565,24 @@ func TestAPIServerPrerequisitesFromTheCluster(t *testing.T) {
 	if errors.As(p.Blocked.Err(), &pe) && pe.Component == "Kubernetes" {
 		t.Errorf("blocked on the profile's Kubernetes version although the server reports v1.37.2: %v", p.Blocked)
 	}
+}
+
+// mergePatchOf is a user change's edits as a JSON merge patch: the edits made on an empty
+// object, which is what a renderer prints (the CLI's kubectl patch --type=merge).
+func mergePatchOf(t *testing.T, ch *core.Change) []byte {
+	t.Helper()
+	if ch.CreateOnly || len(ch.Edits) == 0 {
+		t.Fatalf("%s: no edits to make on the live object", ch)
+	}
+	obj := map[string]any{}
+	for _, e := range ch.Edits {
+		if _, err := e.ApplyTo(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

@@ -430,8 +430,9 @@ func (ps *planning) planKeep(ctx context.Context, target core.Path, pending bool
 		if owner := ownerOf(ps.live, "f:spec", "f:externalTrafficPolicy"); owner != "" {
 			// Server-side apply would report a conflict, and loopguard never forces: the field
 			// is the owner's to change (client-side creators own the defaulted Cluster too).
+			// The change keeps its object, field and edit: a renderer turns them into the
+			// command for its audience (the CLI prints a kubectl patch).
 			ch.By, ch.Strategy = core.WriterUser, ""
-			ch.To = "kubectl -n " + ps.key.Namespace + " patch service " + ps.key.Name + ` -p '{"spec":{"externalTrafficPolicy":"Local"}}'`
 			why += " The field belongs to field manager " + quote(owner) + ", so loopguard leaves the change to you (or to that manager's source)."
 		}
 		ch.Reason = ruleLocalPolicy.Because(why)
@@ -479,9 +480,10 @@ func (ps *planning) planReplace(ctx context.Context, created, target core.Path) 
 	} else {
 		ps.planReplacement(ctx, base, old, newKey, created, target)
 	}
-	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Object: &ps.key,
+	// Delete: the user's last step is deleting the old Service; loopguard never does.
+	ps.plan.Changes = append(ps.plan.Changes, core.Change{By: core.WriterUser, Object: &ps.key, Delete: true,
 		Field: "clients, DNS records, then the Service itself", From: orUnset(strings.Join(ps.lf.Addresses, ", ")), To: "Service " + newKey.Namespace + "/" + name,
-		Reason: ruleMoveClients.Because(moveSteps(old, name, target))})
+		Reason: ruleMoveClients.Because(moveSteps(old, newKey, target))})
 	ps.addCheck(newKey, target, existing)
 	ps.separation(target, base).finish()
 	return nil
@@ -533,12 +535,14 @@ func (ps *planning) replacementCost(old *corev1.Service, name string, created, t
 	return b.String()
 }
 
-func moveSteps(old *corev1.Service, name string, target core.Path) string {
-	ns := old.Namespace
-	return "1. Wait until `kubectl -n " + ns + " get service " + name + " -o jsonpath='{.status.loadBalancer.ingress[*].ip} {.status.loadBalancer.ingress[*].ipMode}'` shows the new CLB address and " + string(target) + ". " +
-		"2. Point in-cluster and external clients and DNS records at the new address (or at the Service name " + name + "." + ns + ".svc). " +
-		"3. Delete the old Service yourself: `kubectl -n " + ns + " delete service " + old.Name + "` (loopguard never deletes it). " +
-		"4. Update your manifests: the Service to keep is " + name + "."
+// moveSteps is what the user does to move from old to the replacement. It names objects and
+// fields, not commands: the CLI renders the check (kubectl get) and the deletion (kubectl
+// delete) from the plan's data; an Event or a Terraform diagnostic shows the same steps.
+func moveSteps(old *corev1.Service, newKey core.ObjectKey, target core.Path) string {
+	return "1. Wait until the status of " + newKey.String() + " shows the new CLB address and ipMode " + string(target) + " (status.loadBalancer.ingress[*].ip and ipMode). " +
+		"2. Point in-cluster and external clients and DNS records at the new address (or at the Service name " + newKey.Name + "." + newKey.Namespace + ".svc). " +
+		"3. Delete the old Service " + old.Namespace + "/" + old.Name + " yourself (loopguard never deletes it). " +
+		"4. Update your manifests: the Service to keep is " + newKey.Name + "."
 }
 
 // requirePrerequisites blocks the plan for each ip-mode prerequisite not known to hold.
@@ -562,18 +566,19 @@ func (ps *planning) addCheck(key core.ObjectKey, target core.Path, observed *Ser
 		return
 	}
 	ps.plan.Checks = append(ps.plan.Checks, core.Check{Object: key, Each: ingressPath,
-		Edit: core.Edit{Path: []core.PathElem{dialect.F("ipMode")}, Value: string(target)}, Pending: pendingText(key, target, observed)})
+		Edit: core.Edit{Path: []core.PathElem{dialect.F("ipMode")}, Value: string(target)}, Pending: pendingText(target, observed)})
 }
 
-func pendingText(key core.ObjectKey, target core.Path, f *ServiceFacts) string {
-	get := "`kubectl -n " + key.Namespace + " get service " + key.Name + " -o jsonpath='{.status.loadBalancer.ingress[*].ipMode}'`"
+// pendingText says what an unmet ipMode check means and what to do. The check itself (object,
+// field, value) is data: renderers add how to look (the CLI prints a kubectl get).
+func pendingText(target core.Path, f *ServiceFacts) string {
 	switch {
 	case f == nil || (f.Status == core.PathUnknown && !f.StatusMixed && len(f.Addresses) == 0):
-		return "the cloud-controller-manager has not published the CLB's address yet: it is still creating the CLB, or no Volcengine cloud-controller-manager serves this Service (check the add-on is installed, and that spec.loadBalancerClass, if set, is " + LoadBalancerClass + "). Next: wait; loopguard looks again, and " + get + " prints " + string(target) + " once it is done."
+		return "the cloud-controller-manager has not published the CLB's address yet: it is still creating the CLB, or no Volcengine cloud-controller-manager serves this Service (check the add-on is installed, and that spec.loadBalancerClass, if set, is " + LoadBalancerClass + "). Next: wait; loopguard looks again, and the status shows ipMode " + string(target) + " once it is done."
 	case f.Status == target:
-		return "the status showed ipMode " + string(target) + " when this plan was made; if it no longer does, something changed it since: look at the Service's events (`kubectl -n " + key.Namespace + " describe service " + key.Name + "`)."
+		return "the status showed ipMode " + string(target) + " when this plan was made; if it no longer does, something changed it since: look at the Service's events."
 	case f.StatusMixed:
-		return "the ingress points show different ipModes: the cloud-controller-manager is still updating them, or another controller writes the status. Next: wait, then check " + get + "."
+		return "the ingress points show different ipModes: the cloud-controller-manager is still updating them, or another controller writes the status. Next: wait, then check the status again."
 	case f.Status == core.PathUnknown:
 		return "the CLB has an address but the status shows no ipMode: the API server is older than v1.30 (no ipMode field) or the cloud-controller-manager is older than v1.43.0. Next: check both versions; ip-mode needs Kubernetes v1.30 and the cloud-controller-manager add-on v1.43.0 or later."
 	default:

@@ -102,13 +102,18 @@ func (sp *separationPlan) userChange(patch SeparationPatch) core.Change {
 	_ = json.Unmarshal(js, &terms)
 	key := patch.Workload
 	restart := "Pods already placed keep their node until they are recreated"
-	if patch.Patchable && key.Kind != "ReplicaSet" {
+	switch {
+	case !patch.Patchable:
+		restart = "The Pod template of " + key.String() + " cannot be changed in place: add the term where it is defined, then recreate it"
+	case key.Kind != "ReplicaSet":
 		restart += " (patching the Pod template rolls them)"
 	}
-	return core.Change{By: core.WriterUser, Object: &key,
+	// CreateOnly on a user change: the edit takes effect only when the object is made again.
+	// The edit is the whole list after the change; renderers turn it into a command.
+	return core.Change{By: core.WriterUser, Object: &key, CreateOnly: !patch.Patchable,
 		Field:  core.Edit{Path: patch.Path}.String(),
 		From:   strconv.Itoa(len(patch.Terms)-1) + " required term(s)",
-		To:     patch.Command,
+		To:     strconv.Itoa(len(patch.Terms)) + " required term(s)",
 		Edits:  []core.Edit{{Path: patch.Path, Value: terms}},
 		Reason: ruleAntiAffinity.Because("Keeps the client Pods " + strings.Join(patch.Pods, ", ") + " off every node that runs a Pod labelled " + labelsString(sp.svc.Spec.Selector) + " (the backends of " + sp.ps.ref.String() + "). " + restart + ".")}
 }

@@ -62,7 +62,7 @@ func ExampleDriver() {
 	// Output:
 	// decision: node-separation
 	// cluster Service shop/web metadata.annotations[service.beta.kubernetes.io/volcengine-loadbalancer-ip-mode] → Proxy
-	// user Deployment shop/client spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution → kubectl -n shop patch deployment client --type=strategic -p '{"spec":{"template":{"spec":{"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"web"}},"topologyKey":"kubernetes.io/hostname"}]}}}}}}'
+	// user Deployment shop/client spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution → 1 required term(s)
 	// check Service shop/web status.loadBalancer.ingress[*].ipMode = Proxy
 	// note vke-same-node-present
 	// note vke-proxy-loop-probability

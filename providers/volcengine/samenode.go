@@ -106,8 +106,9 @@ func running(p *corev1.Pod) bool {
 
 // SeparationPatch is the scheduling change for one client workload: the complete required
 // anti-affinity list after the change (the Pods' existing terms plus one against the
-// backends), as a strategic merge patch and a kubectl command. The list has no merge key, so a
-// patch replaces it whole; that is why the existing terms are in it.
+// backends), as a patch. The list has no merge key, so a patch replaces it whole; that is why
+// the existing terms are in it. How to apply it (a kubectl command, a manifest edit) is the
+// renderer's business: the CLI prints a kubectl patch.
 type SeparationPatch struct {
 	// Workload is the object to change: a Deployment, StatefulSet, DaemonSet or ReplicaSet,
 	// or, when the Pods have no such controller, the controller or Pod itself (Patchable false).
@@ -120,10 +121,10 @@ type SeparationPatch struct {
 	// Term is the term added; Terms the complete list after the change.
 	Term  corev1.PodAffinityTerm
 	Terms []corev1.PodAffinityTerm
-	// Path is the field changed, Patch the strategic merge patch (JSON), Command how to apply it.
-	Path    []core.PathElem
-	Patch   string
-	Command string
+	// Path is the field changed, Patch the change as a JSON merge patch (and, the list having
+	// no merge key, as a strategic merge patch too).
+	Path  []core.PathElem
+	Patch string
 }
 
 // SeparationPatches renders, for every workload of declared client Pods that does not already
@@ -187,12 +188,6 @@ func newSeparationPatch(pod *corev1.Pod, svc *corev1.Service, key core.ObjectKey
 	}
 	js, _ := json.Marshal(patch) // maps and API types always marshal
 	sp.Patch = string(js)
-	kind := strings.ToLower(key.Kind)
-	if patchable {
-		sp.Command = "kubectl -n " + key.Namespace + " patch " + kind + " " + key.Name + " --type=strategic -p '" + sp.Patch + "'"
-	} else {
-		sp.Command = "the Pod template of " + key.Kind + " " + key.Namespace + "/" + key.Name + " cannot be patched in place: add " + sp.Patch + " where it is defined, then recreate it"
-	}
 	return sp
 }
 

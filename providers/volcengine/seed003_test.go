@@ -378,8 +378,8 @@ func TestSeed003VerificationHints(t *testing.T) {
 			t.Fatalf("%s: no vke-verify note among %v", service, codes(r.Exposure.Notes))
 		}
 		wantContains(t, service+" note", n.Message,
-			"kubectl -n default get service "+service+" -o jsonpath='{.status.loadBalancer.ingress[*].ipMode}'",
-			"must print "+mode, "node without backends", "new connections in Proxy mode and none in VIP mode")
+			"status.loadBalancer.ingress[*].ipMode of Service default/"+service,
+			"must be "+mode, "node without backends", "new connections in Proxy mode and none in VIP mode")
 		if !strings.Contains(n.Source, "结果验证") {
 			t.Errorf("source %q must cite seed 003 §结果验证", n.Source)
 		}

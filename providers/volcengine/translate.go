@@ -327,8 +327,8 @@ func cloudBinding(f *ServiceFacts, b Backends, e *core.Exposure, explain bool) {
 
 // verifyHint is seed 003's "结果验证" for this Service.
 func verifyHint(svc *corev1.Service, want core.Path) core.Reason {
-	return ruleVerify.Because("Verify: `kubectl -n " + svc.Namespace + " get service " + svc.Name +
-		" -o jsonpath='{.status.loadBalancer.ingress[*].ipMode}'` must print " + string(want) +
+	return ruleVerify.Because("Verify: status.loadBalancer.ingress[*].ipMode of Service " + svc.Namespace + "/" + svc.Name +
+		" must be " + string(want) +
 		"; then, from a Pod on a node without backends, connect to the CLB address: the CLB's monitoring shows new connections in Proxy mode and none in VIP mode.")
 }
 
