@@ -54,8 +54,8 @@ type Probability struct {
 	known bool
 }
 
-// P returns a known probability.
-func P(v float64) Probability { return Probability{v: v, known: true} }
+// knownP returns a known probability.
+func knownP(v float64) Probability { return Probability{v: v, known: true} }
 
 // Known reports whether the probability is known.
 func (p Probability) Known() bool { return p.known }
@@ -93,7 +93,7 @@ func (p *Probability) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*p = P(v)
+	*p = knownP(v)
 	return nil
 }
 
@@ -258,7 +258,7 @@ func Assess(e *Exposure) Assessment {
 	worst, declared, separated := loopProbability(e, &a)
 	if separated {
 		a.Risk, a.Symptom = RiskNone, SymptomNone
-		a.WorstCase, a.DeclaredClients = P(0), P(0) // separation needs declared clients
+		a.WorstCase, a.DeclaredClients = knownP(0), knownP(0) // separation needs declared clients
 		return a
 	}
 	a.WorstCase, a.DeclaredClients = worst, declared
@@ -287,9 +287,9 @@ func Assess(e *Exposure) Assessment {
 // backends need from it.
 func (a *Assessment) bypassed(e *Exposure, needs LBDependence) {
 	a.Risk, a.Symptom = RiskAtRisk, SymptomProtocolError
-	a.WorstCase = P(1)
+	a.WorstCase = knownP(1)
 	if e.Placement.ClientNodes != nil {
-		a.DeclaredClients = P(1)
+		a.DeclaredClients = knownP(1)
 	}
 	if needs.ProxyHeader == Yes {
 		a.Reasons = append(a.Reasons, reasonVIPProxyHeader)
@@ -306,9 +306,9 @@ func (a *Assessment) bypassed(e *Exposure, needs LBDependence) {
 // declared; otherwise it stays unknown, as documented.
 func (a *Assessment) noLoop(e *Exposure, p Path, r Reason) {
 	a.Risk, a.Symptom, a.Path = RiskNone, SymptomNone, p
-	a.WorstCase = P(0)
+	a.WorstCase = knownP(0)
 	if e.Placement.ClientNodes != nil {
-		a.DeclaredClients = P(0)
+		a.DeclaredClients = knownP(0)
 	}
 	a.Reasons = append(a.Reasons, r)
 }
@@ -421,9 +421,9 @@ func backendShare(pl *Placement) (worst, declared Probability, ok bool) {
 		for _, n := range pl.ClientNodes {
 			dmax = max(dmax, pl.BackendsOn(n))
 		}
-		declared = P(float64(dmax) / float64(total))
+		declared = knownP(float64(dmax) / float64(total))
 	}
-	return P(float64(most) / float64(total)), declared, true
+	return knownP(float64(most) / float64(total)), declared, true
 }
 
 // loopProbability computes the per-connection probability that the LB sends a connection to
@@ -438,10 +438,10 @@ func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, s
 			a.Reasons = append(a.Reasons, reasonPlacementUnknown)
 			return Probability{}, Probability{}, false
 		}
-		p := P(1 / float64(pl.NodesBehindLB))
+		p := knownP(1 / float64(pl.NodesBehindLB))
 		if len(pl.ClientNodes) > 0 {
 			// A client on a node the LB never sends to cannot be sent back to its own node.
-			declared = P(0)
+			declared = knownP(0)
 			for _, n := range pl.ClientNodes {
 				if pl.BehindLB(n) {
 					declared = p
@@ -455,7 +455,7 @@ func loopProbability(e *Exposure, a *Assessment) (worst, declared Probability, s
 		a.Reasons = append(a.Reasons, reasonBackendShare)
 		if pl.Separated == Yes {
 			a.Reasons = append(a.Reasons, reasonSeparated)
-			return P(0), P(0), true
+			return knownP(0), knownP(0), true
 		}
 		worst, declared, ok := backendShare(pl)
 		if !ok {

@@ -330,7 +330,7 @@ func TestProbabilityJSON(t *testing.T) {
 	for _, tc := range []struct {
 		p    Probability
 		want string
-	}{{P(0.25), "0.25"}, {P(1), "1"}, {Probability{}, "null"}, {P(1.0 / 3), "0.333333"}} {
+	}{{knownP(0.25), "0.25"}, {knownP(1), "1"}, {Probability{}, "null"}, {knownP(1.0 / 3), "0.333333"}} {
 		b, err := tc.p.MarshalJSON()
 		if err != nil || string(b) != tc.want {
 			t.Errorf("%v → %s, %v; want %s", tc.p, b, err, tc.want)

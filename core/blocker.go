@@ -10,7 +10,7 @@ import (
 // errors.Is and errors.As.
 type Blocker struct {
 	// Kind is not-allowlisted, unauthenticated, precondition, immutable, unsupported, invalid,
-	// conflict, retry-later or error: the error kinds of this package by name (KindName).
+	// conflict, retry-later or error: the error kinds of this package by name (BlockerOf(err).Kind).
 	Kind string `json:"kind"`
 	// Code is the reason code of the rule that blocks, when one does.
 	Code Code `json:"code,omitempty"`
@@ -34,7 +34,7 @@ func BlockerOf(err error) *Blocker {
 	if err == nil {
 		return nil
 	}
-	b := &Blocker{Kind: KindName(err), Code: CodeOf(err), Message: err.Error(), err: err}
+	b := &Blocker{Kind: kindName(err), Code: CodeOf(err), Message: err.Error(), err: err}
 	var allow *AllowlistError
 	if errors.As(err, &allow) {
 		b.Capability, b.Ask = allow.Capability, allow.Ask
@@ -85,9 +85,9 @@ var errorKinds = []struct {
 	{ErrRetryLater, "retry-later"},
 }
 
-// KindName names the kind of err ("not-allowlisted", "precondition", ...), or "error" when it
+// kindName names the kind of err ("not-allowlisted", "precondition", ...), or "error" when it
 // has none of this package's kinds.
-func KindName(err error) string {
+func kindName(err error) string {
 	for _, k := range errorKinds {
 		if errors.Is(err, k.err) {
 			return k.name

@@ -23,14 +23,14 @@ type refusal struct {
 	at  time.Time
 }
 
-// DefaultRefusalTTL is how long a refusal is remembered when NewCapabilityCache is given 0.
-const DefaultRefusalTTL = time.Hour
+// defaultRefusalTTL is how long a refusal is remembered when NewCapabilityCache is given 0.
+const defaultRefusalTTL = time.Hour
 
-// NewCapabilityCache returns a cache that forgets a refusal after ttl (DefaultRefusalTTL when
+// NewCapabilityCache returns a cache that forgets a refusal after ttl (an hour when
 // ttl <= 0).
 func NewCapabilityCache(ttl time.Duration) *CapabilityCache {
 	if ttl <= 0 {
-		ttl = DefaultRefusalTTL
+		ttl = defaultRefusalTTL
 	}
 	return &CapabilityCache{ttl: ttl, now: time.Now, refused: map[Capability]refusal{}}
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/loopguard/loopguard/internal/ingress"
 )
 
 // Well-known labels the placement logic reads.
@@ -232,31 +234,9 @@ func (c *Cluster) IngressPlacement(backends []*corev1.Service, clientSelector la
 // IngressBackends returns the Services an Ingress routes to, as far as they are known.
 func (c *Cluster) IngressBackends(ing *networkingv1.Ingress) []*corev1.Service {
 	var out []*corev1.Service
-	for _, name := range IngressBackendNames(ing) {
+	for _, name := range ingress.BackendNames(ing) {
 		if s := c.Service(ing.Namespace, name); s != nil {
 			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// IngressBackendNames returns the names of the Services an Ingress routes to.
-func IngressBackendNames(ing *networkingv1.Ingress) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(b *networkingv1.IngressBackend) {
-		if b == nil || b.Service == nil || seen[b.Service.Name] {
-			return
-		}
-		seen[b.Service.Name] = true
-		out = append(out, b.Service.Name)
-	}
-	add(ing.Spec.DefaultBackend)
-	for i := range ing.Spec.Rules {
-		if h := ing.Spec.Rules[i].HTTP; h != nil {
-			for j := range h.Paths {
-				add(&h.Paths[j].Backend)
-			}
 		}
 	}
 	return out
@@ -400,7 +380,7 @@ func (c *Cluster) addClients(p *Placement, backends []*corev1.Service, sel label
 	if p.ClientNodes == nil {
 		p.ClientNodes = []string{}
 	}
-	p.Separated = FactOf(separated)
+	p.Separated = factOf(separated)
 }
 
 // keptApart reports whether a required pod anti-affinity on hostname keeps the client Pod off

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/internal/ingress"
 )
 
 func node(name string, lbls map[string]string) *corev1.Node {
@@ -203,7 +205,7 @@ func TestIngressBackendsAndBinding(t *testing.T) {
 	c := mustCluster(t, ClusterProfile{}, local, cluster,
 		slice("default", "api", "api-1", ep("n1", "10.0.0.1", true)),
 		slice("default", "web", "web-1", ep("n1", "10.0.0.2", true), ep("n2", "10.0.0.3", true)))
-	if got := IngressBackendNames(ing); !cmp.Equal(got, []string{"api", "web", "missing"}) {
+	if got := ingress.BackendNames(ing); !cmp.Equal(got, []string{"api", "web", "missing"}) {
 		t.Errorf("names = %v", got)
 	}
 	backends := c.IngressBackends(ing)

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -84,24 +83,6 @@ func (p Protocols) String() string {
 		}
 	}
 	return strings.Join(parts, ",")
-}
-
-// ParseProtocol maps a Kubernetes or cloud protocol name to a Protocols bit.
-func ParseProtocol(s string) (Protocols, error) {
-	switch strings.ToUpper(s) {
-	case "TCP", "":
-		// Kubernetes defaults a ServicePort's protocol to TCP.
-		return TCP, nil
-	case "UDP":
-		return UDP, nil
-	case "SCTP":
-		return SCTP, nil
-	case "HTTP":
-		return HTTP, nil
-	case "HTTPS":
-		return HTTPS, nil
-	}
-	return 0, fmt.Errorf("unsupported protocol %q", s)
 }
 
 // Binding says which addresses the load balancer sends connections to. It decides how often a

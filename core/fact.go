@@ -15,8 +15,8 @@ const (
 	No
 )
 
-// FactOf converts a known boolean.
-func FactOf(b bool) Fact {
+// factOf converts a known boolean (dialect.FactOf for dialects).
+func factOf(b bool) Fact {
 	if b {
 		return Yes
 	}
@@ -58,7 +58,7 @@ func (f *Fact) UnmarshalJSON(b []byte) error {
 	if v == nil {
 		*f = Unknown
 	} else {
-		*f = FactOf(*v)
+		*f = factOf(*v)
 	}
 	return nil
 }

@@ -313,7 +313,7 @@ func (p *ClusterProfile) HairpinFacts() *HairpinFacts {
 	}
 	switch {
 	case d.BridgeHairpin != nil:
-		h.BridgeHairpin = FactOf(*d.BridgeHairpin)
+		h.BridgeHairpin = factOf(*d.BridgeHairpin)
 	case cni == "flannel":
 		// flannel's default manifest delegates to the bridge plugin with hairpinMode: true (seed 002 §3).
 		h.BridgeHairpin = Yes
@@ -323,7 +323,7 @@ func (p *ClusterProfile) HairpinFacts() *HairpinFacts {
 	}
 	switch {
 	case d.BridgeNetfilter != nil:
-		h.BridgeNetfilter = FactOf(*d.BridgeNetfilter)
+		h.BridgeNetfilter = factOf(*d.BridgeNetfilter)
 	case h.Dataplane == DataplaneKubeProxy:
 		// Kubernetes' network plugin requirements ask for bridge-nf-call-iptables=1 with kube-proxy.
 		h.BridgeNetfilter = Yes

@@ -26,11 +26,6 @@ const (
 	ThroughLB Remedy = "through-lb"
 )
 
-// Remedies lists every remedy in the default layer-4 order.
-func Remedies() []Remedy {
-	return []Remedy{InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering}
-}
-
 // ParseRemedy checks a remedy name.
 func ParseRemedy(s string) (Remedy, bool) {
 	switch r := Remedy(s); r {

@@ -328,7 +328,7 @@ func (c *cloud) fail(svc *corev1.Service, err error) error {
 		msg = "Service " + svc.Namespace + "/" + svc.Name + ": " + msg
 	}
 	c.event(svc, corev1.EventTypeWarning, EventBlocked, msg)
-	return fmt.Errorf("loopguard: %s: %w", core.KindName(err), err)
+	return fmt.Errorf("loopguard: %s: %w", core.BlockerOf(err).Kind, err)
 }
 
 func (c *cloud) event(svc *corev1.Service, typ, reason, msg string) {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/internal/ingress"
 )
 
 // ingressBackendIndex indexes Ingresses by the Services they route to ("namespace/name").
@@ -32,7 +33,7 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 		func(o client.Object) []string {
 			ing := o.(*networkingv1.Ingress)
 			var out []string
-			for _, n := range core.IngressBackendNames(ing) {
+			for _, n := range ingress.BackendNames(ing) {
 				out = append(out, ing.Namespace+"/"+n)
 			}
 			return out

@@ -40,7 +40,7 @@ func ServiceBase(provider string, svc *corev1.Service, c *core.Cluster, behindLB
 	// front instead of three growths per Service.
 	e := core.Exposure{Object: ref, Provider: provider, Layer: core.Layer4, Reasons: make([]core.Reason, 0, 4)}
 	for i, p := range svc.Spec.Ports {
-		proto, err := core.ParseProtocol(string(p.Protocol))
+		proto, err := ParseProtocol(string(p.Protocol))
 		if err != nil {
 			errs = append(errs, field.NotSupported(field.NewPath("spec", "ports").Index(i).Child("protocol"), p.Protocol, []string{"TCP", "UDP", "SCTP"}))
 			continue
@@ -73,7 +73,7 @@ func ServiceBase(provider string, svc *corev1.Service, c *core.Cluster, behindLB
 func KubeProxyMasquerades(m core.ProxyMode, policy corev1.ServiceExternalTrafficPolicy) core.Fact {
 	switch m {
 	case core.ProxyModeIPTables, core.ProxyModeNFTables, core.ProxyModeIPVS:
-		return core.FactOf(policy != corev1.ServiceExternalTrafficPolicyLocal)
+		return FactOf(policy != corev1.ServiceExternalTrafficPolicyLocal)
 	}
 	return core.Unknown
 }
@@ -438,4 +438,30 @@ type hairpinKey struct{}
 func hairpinFacts(c *core.Cluster) *core.HairpinFacts {
 	h, _ := c.Memo(hairpinKey{}, func() any { return c.Profile.HairpinFacts() }).(*core.HairpinFacts)
 	return h
+}
+
+// FactOf converts a known boolean to a Fact.
+func FactOf(b bool) core.Fact {
+	if b {
+		return core.Yes
+	}
+	return core.No
+}
+
+// ParseProtocol maps a Kubernetes or cloud protocol name to a Protocols bit.
+func ParseProtocol(s string) (core.Protocols, error) {
+	switch strings.ToUpper(s) {
+	case "TCP", "":
+		// Kubernetes defaults a ServicePort's protocol to TCP.
+		return core.TCP, nil
+	case "UDP":
+		return core.UDP, nil
+	case "SCTP":
+		return core.SCTP, nil
+	case "HTTP":
+		return core.HTTP, nil
+	case "HTTPS":
+		return core.HTTPS, nil
+	}
+	return 0, fmt.Errorf("unsupported protocol %q", s)
 }

@@ -229,7 +229,7 @@ func lbCase(f family, d dims) kcase {
 	name := fmt.Sprintf("%s/intercept=%v/lb-snat=%s/%v/lb-picks=%v/%v", f, d.intercept, onOff(d.lbSNAT), d.binding, d.placement, d.attachment)
 	e := baseExposure(d)
 	e.Intercept, e.InterceptMasquerades = d.intercept.facts(d.binding.policy())
-	e.LBSourceNAT = core.FactOf(d.lbSNAT)
+	e.LBSourceNAT = dialect.FactOf(d.lbSNAT)
 	e.Binding = d.binding.core()
 	e.Placement = placementFor(d)
 
@@ -319,14 +319,14 @@ func twoNodeScenario(d dims) netlab.Scenario {
 // hairpinFacts is what core.ClusterProfile.HairpinFacts says for a kube-proxy cluster with
 // this attachment. Bridge facts are Unknown on a routed node: no dialect claims them there.
 func hairpinFacts(a attachment, selfMasquerade, bridgeHairpin, bridgeNF bool) core.HairpinFacts {
-	h := core.HairpinFacts{Dataplane: core.DataplaneKubeProxy, SelfMasquerade: core.FactOf(selfMasquerade)}
+	h := core.HairpinFacts{Dataplane: core.DataplaneKubeProxy, SelfMasquerade: dialect.FactOf(selfMasquerade)}
 	switch a {
 	case attachRouted:
 		h.Attachment = core.AttachmentRouted
 	default:
 		h.Attachment = core.AttachmentBridge
-		h.BridgeHairpin = core.FactOf(bridgeHairpin)
-		h.BridgeNetfilter = core.FactOf(bridgeNF)
+		h.BridgeHairpin = dialect.FactOf(bridgeHairpin)
+		h.BridgeNetfilter = dialect.FactOf(bridgeNF)
 	}
 	return h
 }

@@ -74,10 +74,10 @@ func realProxyCases(mode core.ProxyMode) []rcase {
 func realProxyExposure(mode core.ProxyMode, c rcase) *core.Exposure {
 	d := dims{lbSNAT: c.lbSNAT, binding: c.binding, placement: c.place, attachment: attachBridgeNF}
 	e := baseExposure(d)
-	e.Intercept = core.FactOf(c.ipMode == corev1.LoadBalancerIPModeVIP)
+	e.Intercept = dialect.FactOf(c.ipMode == corev1.LoadBalancerIPModeVIP)
 	e.InterceptMasquerades = dialect.KubeProxyMasquerades(mode, d.binding.policy())
-	e.LBSourceNAT = core.FactOf(d.lbSNAT)
-	e.ProxyProtocol = core.FactOf(c.expects != proxylab.ProxyNone)
+	e.LBSourceNAT = dialect.FactOf(d.lbSNAT)
+	e.ProxyProtocol = dialect.FactOf(c.expects != proxylab.ProxyNone)
 	e.Binding = d.binding.core()
 	e.Placement = placementFor(d)
 	describeBackend(&e, c.expects)

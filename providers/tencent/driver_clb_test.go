@@ -581,8 +581,8 @@ func TestDirectAuthenticationErrors(t *testing.T) {
 			if !errors.Is(err, core.ErrUnauthenticated) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v: want core.ErrUnauthenticated saying %q", err, tc.want)
 			}
-			if core.KindName(err) != "unauthenticated" {
-				t.Errorf("kind %s", core.KindName(err))
+			if core.BlockerOf(err).Kind != "unauthenticated" {
+				t.Errorf("kind %s", core.BlockerOf(err).Kind)
 			}
 			if strings.Contains(err.Error(), tc.key) || strings.Contains(err.Error(), clbtest.DefaultSecretKey) {
 				t.Errorf("the error carries a secret: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/core/dialect"
+	"github.com/loopguard/loopguard/internal/ingress"
 )
 
 // IngressClass returns the Ingress's class and where it was read ("" when it has none):
@@ -284,7 +285,7 @@ func offerIngressSeparation(e *core.Exposure, c *core.Cluster, ing *networkingv1
 	if len(backends) == 0 {
 		b.WriteString("the backend Pods")
 		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnknown, Reason: ruleIngressBackendsUnknown.Because(
-			"backend Services " + strings.Join(core.IngressBackendNames(ing), ", ") + " are not in the input")})
+			"backend Services " + strings.Join(ingress.BackendNames(ing), ", ") + " are not in the input")})
 	}
 	if e.Binding != core.DirectToPod && len(cluster) > 0 {
 		b.WriteString("; set spec.externalTrafficPolicy: Local on Service " + strings.Join(cluster, ", ") +

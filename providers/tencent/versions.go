@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Controller versions that change what an annotation or a TkeServiceConfig field does.
@@ -32,7 +33,7 @@ func (v controllerVersion) atLeast(min *version.Version) core.Fact {
 	if v.v == nil {
 		return core.Unknown
 	}
-	return core.FactOf(v.v.AtLeast(min))
+	return dialect.FactOf(v.v.AtLeast(min))
 }
 
 // controllerVersionOf reads a controller's version from the profile (already validated by

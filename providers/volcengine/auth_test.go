@@ -70,8 +70,8 @@ func TestCLBReaderAuthenticationErrors(t *testing.T) {
 			if !errors.Is(err, core.ErrUnauthenticated) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v: want core.ErrUnauthenticated saying %q", err, tc.want)
 			}
-			if core.KindName(err) != "unauthenticated" {
-				t.Errorf("kind %s", core.KindName(err))
+			if core.BlockerOf(err).Kind != "unauthenticated" {
+				t.Errorf("kind %s", core.BlockerOf(err).Kind)
 			}
 			var rf volcengineerr.RequestFailure
 			if !errors.As(err, &rf) || rf.Code() != tc.code {
