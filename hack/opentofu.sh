@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # opentofu.sh builds a real OpenTofu CLI from the Go module proxy and caches the binary, so the
 # Terraform provider example (examples/terraform-provider) is tested by a real Terraform-
-# compatible CLI; no prebuilt binary can be downloaded where loopguard is built (the build
-# mirrors hack/envtest-assets.sh). It prints the binary's path as the last line of stdout:
+# compatible CLI; no prebuilt binary can be downloaded where loopguard is built (the cache
+# and the throwaway module are hack/lib/binary-cache.sh's). It prints the binary's path last:
 #
 #   export TF_ACC_TERRAFORM_PATH="$(hack/opentofu.sh)"
 #   go test ./examples/terraform-provider/...
@@ -22,57 +22,18 @@ set -euo pipefail
 # One function, called on the last line, so bash parses the whole file before running any of it.
 main() {
 	TOFU_VERSION="${OPENTOFU_VERSION:-1.12.6}"
-	GO="${GO:-go}"
-
-	log() { printf 'opentofu: %s\n' "$*" >&2; }
-	die() { log "error: $*"; exit 1; }
-
-	# The key names the compiler; a toolchain switch would build with another one.
-	export GOTOOLCHAIN=local
-	export GOWORK=off
-	export GOFLAGS=-mod=mod
-
-	command -v "$GO" >/dev/null 2>&1 || die "go command '$GO' not found"
-	GO_VERSION="$("$GO" env GOVERSION)"
-	GO_VERSION="${GO_VERSION//[^A-Za-z0-9._-]/_}"
-
+	LOG_NAME=opentofu
+	# shellcheck source=hack/lib/binary-cache.sh
+	source "$(dirname "${BASH_SOURCE[0]}")/lib/binary-cache.sh"
+	cache_env
 	CACHE_ROOT="${LOOPGUARD_OPENTOFU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/opentofu}"
 	DEST="$CACHE_ROOT/${TOFU_VERSION}-${GO_VERSION}"
-
+	RESULT="$DEST/tofu"
 	cache_hit() { [[ -x "$DEST/tofu" ]]; }
+	cache_lookup
 
-	if cache_hit; then
-		log "cache hit: $DEST/tofu"
-		printf '%s\n' "$DEST/tofu"
-		exit 0
-	fi
-
-	mkdir -p "$CACHE_ROOT"
-	# Two jobs sharing a cache would both spend minutes; the second waits and finds the first
-	# one's result. flock is optional (util-linux); the rename below keeps the cache consistent.
-	if command -v flock >/dev/null 2>&1; then
-		exec 9>"$CACHE_ROOT/.lock"
-		if ! flock -n 9; then
-			log "another build holds $CACHE_ROOT/.lock; waiting"
-			flock 9
-		fi
-		if cache_hit; then
-			log "cache filled by another build: $DEST/tofu"
-			printf '%s\n' "$DEST/tofu"
-			exit 0
-		fi
-		rm -rf "$CACHE_ROOT"/.partial.*
-	fi
-
-	WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-opentofu.XXXXXX")"
-	STAGE="$(mktemp -d "$CACHE_ROOT/.partial.XXXXXX")"
-	chmod 755 "$STAGE"
-	cleanup() { rm -rf "$WORK" "$STAGE"; }
-	trap cleanup EXIT
-	trap 'exit 130' INT TERM
-
+	cache_stage opentofu
 	log "cache miss: building OpenTofu v$TOFU_VERSION with $GO_VERSION (work dir $WORK)"
-	start=$SECONDS
 
 	cd "$WORK"
 	"$GO" mod init loopguard.invalid/opentofu >/dev/null 2>&1
@@ -80,8 +41,7 @@ main() {
 	# dependent module, so each one is repeated here, read from the release's own go.mod so a
 	# future release's set is not missed (v1.12.6 has exactly one).
 	local gomod
-	gomod="$("$GO" mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
-	[[ -n "$gomod" && -f "$gomod" ]] || die "could not download go.mod of github.com/opentofu/opentofu@v$TOFU_VERSION"
+	gomod="$(gomod_of "github.com/opentofu/opentofu@v$TOFU_VERSION")"
 	local -a replaces
 	# Lines like "replace a v1 => b v2" or, inside a replace block, "a v1 => b v2" (or without
 	# the left version). Local-path replaces (=> ./...) cannot be repeated and are refused.
@@ -123,12 +83,7 @@ main() {
 	[[ "$got" == "OpenTofu v$TOFU_VERSION" ]] || die "built tofu reports '$got', want v$TOFU_VERSION"
 	log "$got"
 
-	if ! mv -T "$STAGE" "$DEST" 2>/dev/null; then
-		cache_hit || die "could not move $STAGE to $DEST"
-		log "another build filled $DEST first; using it"
-	fi
-	log "done in $((SECONDS - start)) s: $DEST/tofu"
-	printf '%s\n' "$DEST/tofu"
+	cache_publish
 }
 
 main "$@"
