@@ -30,41 +30,30 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// mergePatch renders edits as a JSON merge patch (RFC 7386), which kubectl patch --type=merge
-// applies to any kind, custom resources included. Edits that select list elements by key have
-// no merge-patch form (a merge patch replaces lists whole); then it reports false.
-func mergePatch(edits []PlanEdit) (string, bool) {
+// mergePatch renders a change's edits as a JSON merge patch (RFC 7386), which kubectl patch
+// --type=merge applies to any kind, custom resources included: the edits made on an empty
+// object (core.Edit.ApplyTo, the Reconciler's own mechanism). Edits that select list elements
+// by key have no merge-patch form (a merge patch replaces lists whole); then it returns "".
+func mergePatch(edits []core.Edit) string {
 	if len(edits) == 0 {
-		return "", false
+		return ""
 	}
-	root := map[string]any{}
+	obj := map[string]any{}
 	for _, e := range edits {
-		if len(e.Path) == 0 {
-			return "", false
+		for _, p := range e.Path {
+			if p.Keys != nil {
+				return ""
+			}
 		}
-		m := root
-		for i, step := range e.Path {
-			field, ok := step.(string)
-			if !ok {
-				return "", false
-			}
-			if i == len(e.Path)-1 {
-				m[field] = e.Value
-				break
-			}
-			next, ok := m[field].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[field] = next
-			}
-			m = next
+		if _, err := e.ApplyTo(obj); err != nil {
+			return ""
 		}
 	}
-	js, err := json.Marshal(root)
+	js, err := json.Marshal(obj)
 	if err != nil {
-		return "", false
+		return ""
 	}
-	return string(js), true
+	return string(js)
 }
 
 // userCommand is how the user carries out a change loopguard leaves to them, as a line to
@@ -78,8 +67,8 @@ func userCommand(c *PlanChange) string {
 	if c.Delete {
 		return "run: kubectl delete " + kubectlTarget(c.Object)
 	}
-	patch, ok := mergePatch(c.Edits)
-	if !ok {
+	patch := c.mergePatch
+	if patch == "" {
 		return ""
 	}
 	if c.CreateOnly {

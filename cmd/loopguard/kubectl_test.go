@@ -19,32 +19,40 @@ import (
 )
 
 func TestUserCommands(t *testing.T) {
-	deploy := &ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "client"}
-	svc := &ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
+	deploy := &core.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "client"}
+	svc := &core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
+	f := func(names ...string) []core.PathElem {
+		out := make([]core.PathElem, len(names))
+		for i, n := range names {
+			out[i] = core.PathElem{Field: n}
+		}
+		return out
+	}
 	cases := []struct {
 		name string
-		c    PlanChange
+		c    core.Change
 		want string
 	}{
-		{"a field on a Service", PlanChange{By: "user", Object: svc, Edits: []PlanEdit{{Path: []any{"spec", "externalTrafficPolicy"}, Value: "Local"}}},
+		{"a field on a Service", core.Change{By: core.WriterUser, Object: svc, Edits: []core.Edit{{Path: f("spec", "externalTrafficPolicy"), Value: "Local"}}},
 			`run: kubectl patch -n shop service web --type=merge -p '{"spec":{"externalTrafficPolicy":"Local"}}'`},
-		{"a list on a Deployment, with a quote in a value", PlanChange{By: "user", Object: deploy, Edits: []PlanEdit{{Path: []any{"spec", "template", "spec", "x"}, Value: []any{"it's"}}}},
+		{"a list on a Deployment, with a quote in a value", core.Change{By: core.WriterUser, Object: deploy, Edits: []core.Edit{{Path: f("spec", "template", "spec", "x"), Value: []any{"it's"}}}},
 			`run: kubectl patch -n shop deployment.apps client --type=merge -p '{"spec":{"template":{"spec":{"x":["it'\''s"]}}}}'`},
-		{"two edits merge into one patch", PlanChange{By: "user", Object: svc, Edits: []PlanEdit{
-			{Path: []any{"metadata", "annotations", "a.example/x"}, Value: "1"}, {Path: []any{"metadata", "labels", "b"}, Value: nil}}},
-			`run: kubectl patch -n shop service web --type=merge -p '{"metadata":{"annotations":{"a.example/x":"1"},"labels":{"b":null}}}'`},
-		{"create-only: the patch goes where the object is defined", PlanChange{By: "user", Object: &ObjectKey{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "debug"}, CreateOnly: true,
-			Edits: []PlanEdit{{Path: []any{"spec", "affinity"}, Value: map[string]any{}}}},
-			`add to its definition, then recreate it: {"spec":{"affinity":{}}}`},
-		{"delete", PlanChange{By: "user", Object: svc, Delete: true}, `run: kubectl delete -n shop service web`},
-		{"a cluster-scoped object", PlanChange{By: "user", Object: &ObjectKey{APIVersion: "v1", Kind: "Node", Name: "n1"}, Delete: true}, `run: kubectl delete node n1`},
-		{"a list element selected by key has no merge patch", PlanChange{By: "user", Object: svc,
-			Edits: []PlanEdit{{Path: []any{"spec", "l4Listeners", map[string]any{"port": 80}, "snatEnable"}, Value: true}}}, ""},
-		{"no object (a support ticket)", PlanChange{By: "user", Resource: "Service shop/web", To: "ask for SNAT"}, ""},
-		{"an object and no edits", PlanChange{By: "user", Object: svc, To: "Service shop/web-2"}, ""},
+		{"two edits merge into one patch", core.Change{By: core.WriterUser, Object: svc, Edits: []core.Edit{
+			{Path: f("metadata", "annotations", "a.example/x"), Value: "1"}, {Path: f("metadata", "labels", "b"), Value: "2"}}},
+			`run: kubectl patch -n shop service web --type=merge -p '{"metadata":{"annotations":{"a.example/x":"1"},"labels":{"b":"2"}}}'`},
+		{"create-only: the patch goes where the object is defined", core.Change{By: core.WriterUser, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "debug"}, CreateOnly: true,
+			Edits: []core.Edit{{Path: f("spec", "affinity"), Value: map[string]any{"x": "y"}}}},
+			`add to its definition, then recreate it: {"spec":{"affinity":{"x":"y"}}}`},
+		{"delete", core.Change{By: core.WriterUser, Object: svc, Delete: true}, `run: kubectl delete -n shop service web`},
+		{"a cluster-scoped object", core.Change{By: core.WriterUser, Object: &core.ObjectKey{APIVersion: "v1", Kind: "Node", Name: "n1"}, Delete: true}, `run: kubectl delete node n1`},
+		{"a list element selected by key has no merge patch", core.Change{By: core.WriterUser, Object: svc,
+			Edits: []core.Edit{{Path: []core.PathElem{{Field: "spec"}, {Field: "l4Listeners"}, {Keys: map[string]any{"port": 80}}, {Field: "snatEnable"}}, Value: true}}}, ""},
+		{"no object (a support ticket)", core.Change{By: core.WriterUser, Resource: "Service shop/web", To: "ask for SNAT"}, ""},
+		{"an object and no edits", core.Change{By: core.WriterUser, Object: svc, To: "Service shop/web-2"}, ""},
 	}
 	for _, tc := range cases {
-		if got := userCommand(&tc.c); got != tc.want {
+		pc := changeOf(&tc.c)
+		if got := userCommand(&pc); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
@@ -107,17 +115,15 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	stdout, stderr, code := runCLI(t, "", "plan", "-f", dir, "--prefer", "lb-features", "-o", "json")
+	// The line the user reads under the Deployment's change, as the table prints it.
+	stdout, stderr, code := runCLI(t, "", "plan", "-f", dir, "--prefer", "lb-features")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	rep := decodePlan(t, stdout)
 	var cmd string
-	for _, p := range rep.Plans {
-		for i := range p.Changes {
-			if c := &p.Changes[i]; c.By == "user" && c.Object != nil && c.Object.Kind == "Deployment" {
-				cmd = userCommand(c)
-			}
+	for _, line := range strings.Split(stdout, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "run: kubectl patch -n orders deployment.apps billing ") {
+			cmd = l
 		}
 	}
 	prefix := "run: kubectl patch -n orders deployment.apps billing --type=merge -p '"

@@ -124,6 +124,8 @@ type PlanChange struct {
 	// a user change with CreateOnly they go where the object is defined.
 	Edits  []PlanEdit `json:"edits,omitempty"`
 	Reason Reason     `json:"reason"`
+	// mergePatch is a user change's edits as a JSON merge patch, for the text renderer.
+	mergePatch string
 }
 
 // PlanEdit sets one leaf. Path is the list of steps from the object's root: a string is a map
@@ -195,6 +197,9 @@ func changeOf(c *core.Change) PlanChange {
 		Field: c.Field, From: c.From, To: c.To, Strategy: string(c.Strategy),
 		Create: c.Create, CreateOnly: c.CreateOnly, Disruptive: c.Disruptive, Delete: c.Delete,
 		Reason: reasonOf(c.Reason),
+	}
+	if c.By == core.WriterUser && c.Object != nil {
+		out.mergePatch = mergePatch(c.Edits)
 	}
 	if len(c.Edits) > 0 {
 		out.Edits = make([]PlanEdit, 0, len(c.Edits))
