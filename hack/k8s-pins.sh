@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# hack/k8s-pins.sh: fails when a module that the module's packages and tests use is at another
+# version than k8s.io/kubernetes pins it in the release that matches our k8s.io/api (v0.37.2 ->
+# v1.37.2, the kube-apiserver and kube-proxy hack/ builds). Two reasons:
+#   - k8s.io/client-go and the other k8s.io libraries are released and tested with those
+#     versions;
+#   - CI compiles each shared package once: a package is reused from the Go build cache only
+#     when it and everything below it are at the same versions as in the kube-apiserver build.
+#     One module raised by `go get -u` (golang.org/x/time, google.golang.org/protobuf were)
+#     makes every package above it compile twice: about 4.5 minutes of a cold CI run.
+# A module Kubernetes does not use (the cloud SDKs, controller-runtime, terraform-plugin-*) is
+# free. To raise a shared one on purpose, raise it here too, knowing the cost, or wait for the
+# Kubernetes release that raises it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+
+api="$(go list -m -f '{{.Version}}' k8s.io/api)" # v0.37.2
+release="v1.${api#v0.}"
+# Only the release's go.mod is fetched (go list -m reads .info and .mod, not the source).
+gomod="$(go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$release")"
+[[ -f "$gomod" ]] || {
+	echo "k8s-pins: could not read the go.mod of k8s.io/kubernetes@$release" >&2
+	exit 1
+}
+
+# path version, for every module k8s.io/kubernetes requires (its staging modules are at
+# v0.0.0 there and replaced by ./staging; their published tag is $api).
+pins="$(awk -v staging="$api" '
+	/^require[[:space:]]*\(/ { inreq = 1; next }
+	inreq && /^\)/ { inreq = 0; next }
+	inreq && NF >= 2 { v = $2; if (v == "v0.0.0") v = staging; print $1, v }
+	/^require[[:space:]]+[^(]/ { v = $3; if (v == "v0.0.0") v = staging; print $2, v }
+' "$gomod" | sort -u)"
+
+# path version, for every module that provides a package to a build or test of ours.
+used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)"
+
+bad="$(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins") | awk '$2 != $3 { printf "  %s: %s here, %s in k8s.io/kubernetes@'"$release"'\n", $1, $2, $3 }')"
+if [[ -n "$bad" ]]; then
+	echo "k8s-pins: modules shared with Kubernetes $release at other versions:"
+	printf '%s\n' "$bad"
+	echo "k8s-pins: pin them as Kubernetes does (go get MODULE@VERSION), or see hack/k8s-pins.sh"
+	exit 1
+fi
+echo "k8s-pins: the $(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins") | wc -l) modules shared with Kubernetes $release are at its versions"
