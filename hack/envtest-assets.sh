@@ -48,7 +48,7 @@ main() {
 		log "etcd: resolving modules"
 		"$GO" get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >&2
 		log "etcd: building"
-		CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3 >&2
+		"$GO" build -ldflags "-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3 >&2
 
 		local got
 		# Not "| head -n1": with pipefail, etcd's SIGPIPE on its second line fails the build.

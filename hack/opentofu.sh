@@ -70,7 +70,7 @@ main() {
 	log "building (the slow part)"
 	# OpenTofu marks a build as a release through version.dev; without "no" it reports itself
 	# as v<version>-dev, which providers do not care about but people reading logs do.
-	CGO_ENABLED=0 "$GO" build -trimpath \
+	"$GO" build \
 		-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
 		-o "$STAGE/tofu" github.com/opentofu/opentofu/cmd/tofu >&2
 

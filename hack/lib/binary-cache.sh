@@ -29,6 +29,15 @@ cache_env() {
 	export GOWORK=off
 	# A caller's GOFLAGS (-mod=vendor, -mod=readonly) would break the throwaway modules.
 	export GOFLAGS=-mod=mod
+	# Static binaries, as Kubernetes and OpenTofu release them, and deliberately without
+	# -trimpath: with the same compiler settings as the module's own builds (the Makefile sets
+	# CGO_ENABLED=0 too) every package a component shares with the module at the same version
+	# (the standard library, k8s.io/api, apimachinery, client-go: about 1,350 packages for
+	# kube-apiserver and kube-proxy) is compiled once into the Go build cache and then reused by
+	# make lint and make test. Measured cold on two cores: go vet ./... took 369 s alone and
+	# 103 s after kube-apiserver was built. -trimpath would only hide module-cache paths in
+	# the binaries' stack traces, and it would change every compile's cache key.
+	export CGO_ENABLED=0
 	command -v "$GO" >/dev/null 2>&1 || die "go command '$GO' not found"
 	GO_VERSION="$("$GO" env GOVERSION)"
 	# A toolchain with experiments reports e.g. "go1.26.8 X:boringcrypto"; keep the key a plain name.
@@ -128,7 +137,7 @@ k8s_build() {
 	log "${tag}resolving modules"
 	(cd "$dir" && "$GO" get "k8s.io/kubernetes/cmd/$cmd@v$version" >&2)
 	log "${tag}building"
-	(cd "$dir" && CGO_ENABLED=0 "$GO" build -trimpath \
+	(cd "$dir" && "$GO" build \
 		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor" \
 		-o "$out" "k8s.io/kubernetes/cmd/$cmd" >&2)
 	local got
