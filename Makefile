@@ -2,6 +2,8 @@
 # `make lint test` on a fresh machine.
 
 GO      ?= go
+BIN     ?= bin/loopguard
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 # The module builds without cgo, like the real components hack/ builds for the tests
 # (kube-apiserver, etcd, kube-proxy, OpenTofu: static, as their releases are). With the same
@@ -9,8 +11,6 @@ GO      ?= go
 # instead of compiling them again (hack/lib/binary-cache.sh has the figures); nothing in the
 # module needs cgo. make race sets CGO_ENABLED=1 for itself.
 export CGO_ENABLED ?= 0
-BIN     ?= bin/loopguard
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 # Packages core must never reach, directly or not (core imports k8s.io/api,
 # apimachinery, go-hclog and the standard library only). cmd/loopguard's
