@@ -12,7 +12,7 @@
 # leaves no half-filled cache folder behind.
 #
 # Environment (all optional):
-#   K8S_VERSION      Kubernetes version to build (default 1.37.2; staging modules use 0.<minor>.<patch>)
+#   K8S_VERSION      Kubernetes version to build (default K8S_RELEASE of hack/lib/binary-cache.sh, 1.37.2; staging modules use 0.<minor>.<patch>)
 #   ETCD_VERSION     etcd version to build (default 3.7.3)
 #   LOOPGUARD_ENVTEST_CACHE  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/envtest)
 #   GO               go command to use (default go)
@@ -22,11 +22,11 @@ set -euo pipefail
 # running any: editing or checking out this file during a six-minute build cannot change what
 # the running build does next.
 main() {
-	K8S_VERSION="${K8S_VERSION:-1.37.2}"
 	ETCD_VERSION="${ETCD_VERSION:-3.7.3}"
 	LOG_NAME=envtest-assets
 	# shellcheck source=hack/lib/binary-cache.sh
 	source "$(dirname "${BASH_SOURCE[0]}")/lib/binary-cache.sh"
+	K8S_VERSION="${K8S_VERSION:-$K8S_RELEASE}"
 	cache_env
 	CACHE_ROOT="${LOOPGUARD_ENVTEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/envtest}"
 	DEST="$CACHE_ROOT/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-${GO_VERSION}"

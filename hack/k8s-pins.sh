@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hack/k8s-pins.sh: fails when a module that the module's packages and tests use is at another
-# version than k8s.io/kubernetes pins it in the release that matches our k8s.io/api (v0.37.2 ->
-# v1.37.2, the kube-apiserver and kube-proxy hack/ builds). Two reasons:
+# version than k8s.io/kubernetes pins it in the release hack/ builds kube-apiserver and
+# kube-proxy from (K8S_RELEASE in hack/lib/binary-cache.sh), or when go.mod's k8s.io/api is not
+# that release's v0.<minor>.<patch>. Two reasons:
 #   - k8s.io/client-go and the other k8s.io libraries are released and tested with those
 #     versions;
 #   - CI compiles each shared package once: a package is reused from the Go build cache only
@@ -9,20 +10,21 @@
 #     One module raised by `go get -u` (golang.org/x/time, google.golang.org/protobuf were)
 #     makes every package above it compile twice: about 4.5 minutes of a cold CI run.
 # A module Kubernetes does not use (the cloud SDKs, controller-runtime, terraform-plugin-*) is
-# free. To raise a shared one on purpose, raise it here too, knowing the cost, or wait for the
-# Kubernetes release that raises it.
+# free. A shared one moves with the Kubernetes release: raise K8S_RELEASE and k8s.io/* together.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
-api="$(go list -m -f '{{.Version}}' k8s.io/api)" # v0.37.2
-release="v1.${api#v0.}"
+LOG_NAME=k8s-pins
+# shellcheck source=hack/lib/binary-cache.sh
+source hack/lib/binary-cache.sh
+release="v$K8S_RELEASE"
+api="v0.${K8S_RELEASE#*.}" # the staging modules' tag: v1.37.2 -> v0.37.2
+have="$(go list -m -f '{{.Version}}' k8s.io/api)"
+[[ "$have" == "$api" ]] || die "go.mod has k8s.io/api $have, but hack/ builds Kubernetes $release (K8S_RELEASE in hack/lib/binary-cache.sh): move them together"
 # Only the release's go.mod is fetched (go list -m reads .info and .mod, not the source).
 gomod="$(go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$release")"
-[[ -f "$gomod" ]] || {
-	echo "k8s-pins: could not read the go.mod of k8s.io/kubernetes@$release" >&2
-	exit 1
-}
+[[ -f "$gomod" ]] || die "could not read the go.mod of k8s.io/kubernetes@$release"
 
 # path version, for every module k8s.io/kubernetes requires (its staging modules are at
 # v0.0.0 there and replaced by ./staging; their published tag is $api).
@@ -36,11 +38,12 @@ pins="$(awk -v staging="$api" '
 # path version, for every module that provides a package to a build or test of ours.
 used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)"
 
-bad="$(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins") | awk '$2 != $3 { printf "  %s: %s here, %s in k8s.io/kubernetes@'"$release"'\n", $1, $2, $3 }')"
+shared="$(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins"))"
+bad="$(awk -v release="$release" '$2 != $3 { printf "  %s: %s here, %s in k8s.io/kubernetes@%s\n", $1, $2, $3, release }' <<<"$shared")"
 if [[ -n "$bad" ]]; then
 	echo "k8s-pins: modules shared with Kubernetes $release at other versions:"
 	printf '%s\n' "$bad"
 	echo "k8s-pins: pin them as Kubernetes does (go get MODULE@VERSION), or see hack/k8s-pins.sh"
 	exit 1
 fi
-echo "k8s-pins: the $(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins") | wc -l) modules shared with Kubernetes $release are at its versions"
+echo "k8s-pins: the $(wc -l <<<"$shared") modules shared with Kubernetes $release are at its versions"

@@ -17,17 +17,17 @@
 # the project's go.mod, and the binary is moved into place in one rename.
 #
 # Environment (all optional):
-#   KUBE_PROXY_VERSION  Kubernetes release to build (default 1.37.2)
+#   KUBE_PROXY_VERSION  Kubernetes release to build (default K8S_RELEASE of hack/lib/binary-cache.sh, 1.37.2)
 #   LOOPGUARD_KUBE_PROXY_CACHE  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/kube-proxy)
 #   GO                  go command to use (default go)
 set -euo pipefail
 
 # One function, called on the last line, so bash parses the whole file before running any of it.
 main() {
-	K8S_VERSION="${KUBE_PROXY_VERSION:-1.37.2}"
 	LOG_NAME=kube-proxy
 	# shellcheck source=hack/lib/binary-cache.sh
 	source "$(dirname "${BASH_SOURCE[0]}")/lib/binary-cache.sh"
+	K8S_VERSION="${KUBE_PROXY_VERSION:-$K8S_RELEASE}"
 	cache_env
 	CACHE_ROOT="${LOOPGUARD_KUBE_PROXY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/kube-proxy}"
 	DEST="$CACHE_ROOT/k8s-${K8S_VERSION}-${GO_VERSION}"

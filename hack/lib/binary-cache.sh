@@ -14,6 +14,11 @@
 #   ... build into $STAGE ...
 #   cache_publish                     moves STAGE to DEST in one rename and prints RESULT
 
+# The Kubernetes release whose kube-apiserver and kube-proxy the tests run against by default.
+# It matches go.mod's k8s.io/* v0.<minor>.<patch>, which hack/k8s-pins.sh checks: the module's
+# packages then share their compiled dependencies with these builds.
+K8S_RELEASE=1.37.2
+
 log() { printf '%s: %s\n' "$LOG_NAME" "$*" >&2; }
 die() {
 	log "error: $*"
