@@ -238,6 +238,10 @@ func (e *Exposure) dependence() LBDependence {
 	return d
 }
 
+// Dependence is what the exposure's backends depend on from the load balancer, with the LB's
+// own PROXY protocol folded in (backends behind an LB that sends the header must parse it).
+func (e *Exposure) Dependence() LBDependence { return e.dependence() }
+
 // Any is Yes when the backends depend on at least one thing, No when on none, else Unknown.
 func (d LBDependence) Any() Fact {
 	switch {

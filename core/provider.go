@@ -59,6 +59,16 @@ type Remover interface {
 	PlanRemoval(ctx context.Context, req *PlanRequest) (*Plan, error)
 }
 
+// OwnershipChecker is implemented by drivers whose cloud changes find their target through
+// something a tenant can edit, such as an annotation naming a load balancer. A Reconciler built
+// WithOwnershipCheck asks before any cloud change is planned to be written.
+type OwnershipChecker interface {
+	// CheckOwnership returns nil when ch's target belongs to req.Object (a load balancer one of
+	// whose addresses is in the object's status), and an error naming the object, the target
+	// and what was compared otherwise, or when it cannot tell.
+	CheckOwnership(ctx context.Context, req *PlanRequest, ch *Change) error
+}
+
 // Asker is implemented by drivers whose cloud grants capabilities by support ticket: Ask says
 // what to request, in the cloud's words ("CLB Layer 4 SNAT capability"), so an AllowlistError
 // the Reconciler raises names the request rather than the bare capability.

@@ -30,6 +30,10 @@ type Reconciler struct {
 	conflicts int
 	retry     time.Duration
 	refusals  *CapabilityCache
+	// hostWrites is what the host carries out; nil means every writer (WithHostWrites).
+	hostWrites map[Writer]bool
+	// checkOwner asks an OwnershipChecker driver before any cloud change (WithOwnershipCheck).
+	checkOwner bool
 }
 
 // ReconcilerOption configures a Reconciler.
@@ -59,6 +63,30 @@ func WithCapabilityCache(c *CapabilityCache) ReconcilerOption {
 	return func(r *Reconciler) { r.refusals = c }
 }
 
+// WithHostWrites says which changes the host carries out. A cloud-controller-manager writes the
+// cloud and returns the status, but never writes Kubernetes objects: its Reconciler is built
+// with WithHostWrites(WriterCloud, WriterStatus), and Apply hands the cluster changes back in
+// Outcome.Elsewhere instead of refusing the plan for want of a ClusterWriter. User changes are
+// always the user's (Outcome.ForUser), status changes always the status owner's
+// (Outcome.ForStatus). Without the option the host carries out every writer.
+func WithHostWrites(ws ...Writer) ReconcilerOption {
+	return func(r *Reconciler) {
+		r.hostWrites = map[Writer]bool{}
+		for _, w := range ws {
+			r.hostWrites[w] = true
+		}
+	}
+}
+
+// WithOwnershipCheck makes every plan ask a driver that implements OwnershipChecker whether
+// each cloud change's target belongs to the object, and block the plan when it does not. A
+// host with cloud-wide rights that acts on objects tenants edit (a cloud-controller-manager)
+// sets it, so an annotation naming another Service's load balancer cannot steer its writes.
+func WithOwnershipCheck() ReconcilerOption { return func(r *Reconciler) { r.checkOwner = true } }
+
+// makes reports whether the host carries out changes of writer w.
+func (r *Reconciler) makes(w Writer) bool { return r.hostWrites == nil || r.hostWrites[w] }
+
 // NewReconciler builds a Reconciler for one cloud's Provider. A provider without a driver
 // (Provider.Driver reports false) can still evaluate; its plans are ErrUnsupported.
 func NewReconciler(p Provider, opts ...ReconcilerOption) *Reconciler {
@@ -83,6 +111,10 @@ type Outcome struct {
 	// ForStatus lists the changes to the Service's status the host returns (By ==
 	// WriterStatus): a cloud-controller-manager puts them in the LoadBalancerStatus it returns.
 	ForStatus []Change
+	// Elsewhere lists the changes of writers the host does not carry out (WithHostWrites): a
+	// cloud-controller-manager writes no Kubernetes object, so a TkeServiceConfig entry or an
+	// annotation the decision needs is for someone else (the user, or loopguard's controller).
+	Elsewhere []Change
 }
 
 // Provider returns the provider the Reconciler was built with.
@@ -128,16 +160,18 @@ func (r *Reconciler) PlanEvaluated(ctx context.Context, obj runtime.Object, c *C
 	if res == nil {
 		return nil, &KindError{Kind: ErrInvalid, Msg: "PlanEvaluated needs the object's evaluation (a nil Result)"}
 	}
-	p, err := r.driver.Plan(ctx, r.request(obj, c, res))
+	req := r.request(obj, c, res)
+	p, err := r.driver.Plan(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	r.finishPlan(p)
+	r.finishPlan(ctx, req, p)
 	return p, nil
 }
 
 // finishPlan blocks a plan on a remembered refusal or on what validation finds.
-func (r *Reconciler) finishPlan(p *Plan) {
+func (r *Reconciler) finishPlan(ctx context.Context, req *PlanRequest, p *Plan) {
+	r.checkOwnership(ctx, req, p)
 	if p.Blocked == nil && r.refusals != nil {
 		for i := range p.Changes {
 			for _, c := range p.Changes[i].Needs {
@@ -149,6 +183,24 @@ func (r *Reconciler) finishPlan(p *Plan) {
 	}
 	if p.Blocked == nil {
 		p.Block(r.validate(p, false))
+	}
+}
+
+// checkOwnership blocks p when the driver says a cloud change's target is not req.Object's
+// (WithOwnershipCheck). A check that fails to run blocks too: nothing is written to a load
+// balancer whose owner is not known.
+func (r *Reconciler) checkOwnership(ctx context.Context, req *PlanRequest, p *Plan) {
+	oc, ok := r.driver.(OwnershipChecker)
+	if !r.checkOwner || !ok || p.Blocked != nil {
+		return
+	}
+	for i := range p.Changes {
+		if ch := &p.Changes[i]; ch.By == WriterCloud {
+			if err := oc.CheckOwnership(ctx, req, ch); err != nil {
+				p.Block(err)
+				return
+			}
+		}
 	}
 }
 
@@ -182,13 +234,15 @@ func (r *Reconciler) PlanRemoval(ctx context.Context, obj runtime.Object, c *Clu
 	if err != nil {
 		res = nil
 	}
-	p, err := rem.PlanRemoval(ctx, r.request(obj, c, res))
+	req := r.request(obj, c, res)
+	p, err := rem.PlanRemoval(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.pruneRemovals(ctx, p); err != nil {
 		return nil, err
 	}
+	r.checkOwnership(ctx, req, p)
 	if p.Blocked == nil {
 		p.Block(r.validate(p, false))
 	}
@@ -252,7 +306,7 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 		if ch.Disruptive && !r.policy.AllowDisruptive {
 			return &KindError{Kind: ErrImmutable, Object: p.Object, Msg: "the plan replaces an object (" + ch.String() + "); allow disruptive changes to apply it"}
 		}
-		if ch.By == WriterCluster {
+		if ch.By == WriterCluster && r.makes(WriterCluster) {
 			if applying && r.writer == nil {
 				return &KindError{Kind: ErrUnsupported, Object: p.Object, Msg: "the plan writes Kubernetes objects but no cluster writer is configured"}
 			}
@@ -301,6 +355,12 @@ func (r *Reconciler) Apply(ctx context.Context, p *Plan) (*Outcome, error) {
 		case WriterStatus:
 			out.ForStatus = append(out.ForStatus, *ch)
 			continue
+		}
+		if !r.makes(ch.By) {
+			out.Elsewhere = append(out.Elsewhere, *ch)
+			continue
+		}
+		switch ch.By {
 		case WriterCluster:
 			wrote, err = r.applyCluster(ctx, ch)
 		case WriterCloud:
@@ -456,7 +516,7 @@ func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
 	}
 	for i := range p.Changes {
 		ch := &p.Changes[i]
-		if ch.By != WriterCluster {
+		if ch.By != WriterCluster || !r.makes(WriterCluster) {
 			continue
 		}
 		live, err := r.writer.Get(ctx, *ch.Object)

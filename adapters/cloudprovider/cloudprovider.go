@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -30,11 +32,28 @@ const (
 	// EventChangeNeeded: the decision needs a change the cloud-controller-manager does not make
 	// (an annotation, a TkeServiceConfig, anti-affinity for the clients).
 	EventChangeNeeded = "LoopguardChangeNeeded"
-	// EventBlocked: the decision's load-balancer part cannot be carried out (an allowlist, a
-	// version, an invalid annotation).
+	// EventBlocked: the decision cannot be carried out yet (an allowlist, a version, an
+	// unknown fact, a load balancer that is not the Service's); the cloud's status stands.
 	EventBlocked = "LoopguardBlocked"
 	// EventApplied: loopguard changed the load balancer.
 	EventApplied = "LoopguardApplied"
+	// EventIPMode: loopguard published an ipMode other than the one the status held.
+	EventIPMode = "LoopguardIPMode"
+	// EventKeptCloudIPMode: the cloud published ipMode Proxy and loopguard kept it although
+	// its decision prefers VIP, because it does not know that nothing behind the load
+	// balancer needs the load balancer.
+	EventKeptCloudIPMode = "LoopguardKeptCloudIPMode"
+	// EventFailedOpen: loopguard's part failed (a bad annotation, an error, a panic); the
+	// cloud's own result was returned unchanged and the sync went on.
+	EventFailedOpen = "LoopguardFailedOpen"
+	// EventFailed: loopguard's part failed and, with WithFailClosed, failed the sync.
+	EventFailed = "LoopguardFailed"
+	// EventCleanupFailed: taking back loopguard's load-balancer changes failed while the
+	// Service was deleted; the delete went on.
+	EventCleanupFailed = "LoopguardCleanupFailed"
+	// EventStatusPassedThrough: the cloud returned a status the API server would refuse;
+	// loopguard returned it as it is, as without loopguard.
+	EventStatusPassedThrough = "LoopguardStatusPassedThrough"
 )
 
 // Option configures Wrap.
@@ -46,6 +65,7 @@ type options struct {
 	profile      core.ClusterProfile
 	policy       core.Policy
 	reportOnly   bool
+	failClosed   bool
 	optOut       string
 	slices       discoverylisters.EndpointSliceLister
 	pods         corelisters.PodLister
@@ -56,7 +76,13 @@ type options struct {
 // WithLogger sets the logger (named "loopguard"); the default discards.
 func WithLogger(l hclog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithEventRecorder sets where Events go: the cloud-controller-manager's own recorder.
+// WithLogr sends the decorator's log lines to a logr.Logger instead: klog.Background() in a
+// cloud-controller-manager, whose other lines go through klog. Errors are logged with
+// Error, changes and warnings at V(0), debug lines at V(4). It replaces WithLogger.
+func WithLogr(l logr.Logger) Option { return func(o *options) { o.log = hclogToLogr(l) } }
+
+// WithEventRecorder sets where Events go: the cloud-controller-manager's own recorder. Without
+// it the decorator records no Events (its log lines still say everything).
 func WithEventRecorder(r record.EventRecorder) Option { return func(o *options) { o.recorder = r } }
 
 // WithProfile declares the facts no object carries (the proxy mode, kube-proxy's and the API
@@ -66,9 +92,15 @@ func WithProfile(p core.ClusterProfile) Option { return func(o *options) { o.pro
 // WithPolicy sets the decision policy.
 func WithPolicy(p core.Policy) Option { return func(o *options) { o.policy = p } }
 
-// ReportOnly makes the decorator publish the status and record Events, and never write to the
-// load balancer.
+// ReportOnly makes the decorator evaluate, log and record Events only: it returns the inner
+// status exactly as the cloud gave it and never writes to the load balancer.
 func ReportOnly() Option { return func(o *options) { o.reportOnly = true } }
+
+// WithFailClosed makes a failure of loopguard's part fail the load-balancer sync (the service
+// controller retries it with its backoff) instead of returning the cloud's own result. By
+// default the decorator fails open: after the inner call succeeded, loopguard can only
+// improve the status, never withhold it. Deletion never waits for loopguard either way.
+func WithFailClosed() Option { return func(o *options) { o.failClosed = true } }
 
 // WithOptOutAnnotation changes the per-Service annotation that turns the decorator off
 // (AnnotationIgnore by default).
@@ -83,31 +115,49 @@ func WithListers(slices discoverylisters.EndpointSliceLister, pods corelisters.P
 }
 
 // Wrap decorates a cloud provider so that the load balancers it makes keep in-cluster clients
-// from looping: its LoadBalancer, after the inner EnsureLoadBalancer or UpdateLoadBalancer
-// succeeds, evaluates the Service with p's dialect, carries out the load-balancer part of the
-// decision through p's driver where the host owns the load balancer (cloud changes, such as
-// TKE's listener SNAT in direct mode), and returns the inner status with ipMode set on every
-// IP entry (kubernetes.IngressStatus). It never writes the Service or the Nodes: changes the
-// cloud-controller-manager does not own are recorded as Events. Everything but LoadBalancer
-// passes through to inner untouched.
+// from looping. Its LoadBalancer, after the inner EnsureLoadBalancer or UpdateLoadBalancer
+// succeeds, evaluates the Service with p's dialect and hands the decision to a core.Reconciler
+// that carries out what a cloud-controller-manager owns: the load balancer (through p's
+// driver, such as TKE's listener SNAT in direct mode) and the ipMode of the status it returns
+// (kubernetes.PlanStatus, for every provider). It never writes the Service or the Nodes:
+// changes the cloud-controller-manager does not own are logged and recorded as Events.
+//
+// Inside the host loopguard can only make things better:
+//   - after the inner call succeeded, an error or a panic in loopguard's part returns the
+//     inner status unchanged, with an error log, a Warning Event and a metric (unless
+//     WithFailClosed); a core.RetryError (a load balancer still busy) is requeued after its
+//     delay;
+//   - an ipMode Proxy from the cloud becomes VIP only on known facts (kubernetes.PlanStatus);
+//   - a status loopguard changes is validated as the API server validates an update; a status
+//     the cloud returned that the server would refuse is passed through as it is;
+//   - EnsureLoadBalancerDeleted always calls the inner delete, whatever taking back
+//     loopguard's changes did.
+//
+// Everything but LoadBalancer passes through to inner untouched.
 func Wrap(inner cloudprovider.Interface, p core.Provider, opts ...Option) cloudprovider.Interface {
+	register()
 	o := options{log: hclog.NewNullLogger(), optOut: AnnotationIgnore}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	o.log = o.log.Named("loopguard")
-	c := &cloud{Interface: inner, provider: p, opts: &o}
-	rec := []core.ReconcilerOption{core.WithPolicy(o.policy), core.WithLogger(o.log)}
-	c.reconciler = core.NewReconciler(p, rec...)
+	c := &cloud{Interface: inner, dialect: p.Dialect(), opts: &o}
+	c.stores = kubernetes.StoresIPMode(o.profile.KubernetesVersion)
+	c.reconciler = core.NewReconciler(hostProvider{Provider: p}, core.WithPolicy(o.policy), core.WithLogger(o.log),
+		// A cloud-controller-manager writes the load balancer and returns the status; it
+		// never writes Kubernetes objects, and it has cloud-wide rights over load balancers
+		// that a tenant's annotation could otherwise point at.
+		core.WithHostWrites(core.WriterCloud, core.WriterStatus), core.WithOwnershipCheck())
 	return c
 }
 
 // cloud is the decorated provider. Embedding passes every method but LoadBalancer through.
 type cloud struct {
 	cloudprovider.Interface
-	provider   core.Provider
+	dialect    core.Dialect
 	opts       *options
 	reconciler *core.Reconciler
+	stores     core.Fact
 }
 
 // SetInformers forwards the informer factory to the inner provider when it uses one, and takes
@@ -141,20 +191,29 @@ type loadBalancer struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancer)(nil)
 
+// The operations the decorator's logs, Events and metrics name.
+const (
+	opEnsure = "ensure"
+	opUpdate = "update"
+	opDelete = "delete"
+)
+
 // EnsureLoadBalancer calls the inner one, then carries out the decision's load-balancer part
-// and returns the status with the decided ipMode.
+// and returns the inner status with the decided ipMode; on any failure of loopguard's part,
+// the inner status as it is (WithFailClosed: the error).
 func (lb *loadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	st, err := lb.LoadBalancer.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
 	if err != nil || st == nil || lb.c.ignored(svc) {
 		return st, err
 	}
-	withStatus := svc.DeepCopy()
-	withStatus.Status.LoadBalancer = *st
-	path, err := lb.c.sync(ctx, withStatus, nodes)
+	out, err := protect(func() (*corev1.LoadBalancerStatus, error) { return lb.c.ensure(ctx, svc, st, nodes) })
 	if err != nil {
-		return nil, err
+		if err := lb.c.failed(opEnsure, svc, err); err != nil {
+			return nil, err
+		}
+		return st, nil
 	}
-	return kubernetes.IngressStatus(path, kubernetes.StoresIPMode(lb.c.opts.profile.KubernetesVersion), st), nil
+	return out, nil
 }
 
 // UpdateLoadBalancer calls the inner one (the nodes changed), then carries out the decision's
@@ -163,22 +222,287 @@ func (lb *loadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName stri
 	if err := lb.LoadBalancer.UpdateLoadBalancer(ctx, clusterName, svc, nodes); err != nil || lb.c.ignored(svc) {
 		return err
 	}
-	_, err := lb.c.sync(ctx, svc, nodes)
-	return err
+	_, err := protect(func() (struct{}, error) { return struct{}{}, lb.c.update(ctx, svc, nodes) })
+	if err != nil {
+		return lb.c.failed(opUpdate, svc, err)
+	}
+	return nil
 }
 
-// EnsureLoadBalancerDeleted takes back what loopguard set on the load balancer, then calls
-// the inner one.
+// EnsureLoadBalancerDeleted takes back what loopguard set on the load balancer, then calls the
+// inner one, always: a failure to take back is logged, recorded as an Event and counted, and
+// tried again on the next delete call should the inner one fail; it never keeps the Service's
+// finalizer.
 func (lb *loadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *corev1.Service) error {
 	if !lb.c.ignored(svc) && !lb.c.opts.reportOnly {
-		if err := lb.c.remove(ctx, svc); err != nil {
-			return err
+		_, err := protect(func() (struct{}, error) { return struct{}{}, lb.c.remove(ctx, svc) })
+		if err != nil {
+			b := core.BlockerOf(err)
+			kind := kindOf(err)
+			errorsTotal.WithLabelValues(opDelete, kind, "failed-open").Inc()
+			lb.c.logFor(svc).Error("taking back loopguard's load-balancer changes failed; deleting the load balancer anyway",
+				"kind", kind, "error", b.Message)
+			lb.c.event(svc, corev1.EventTypeWarning, EventCleanupFailed,
+				"loopguard could not take back its load-balancer changes ("+b.Message+"); the load balancer is deleted anyway")
 		}
 	}
 	return lb.LoadBalancer.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
 }
 
 func (c *cloud) ignored(svc *corev1.Service) bool { return svc.Annotations[c.opts.optOut] == "true" }
+
+func (c *cloud) logFor(svc *corev1.Service) hclog.Logger {
+	return c.opts.log.With("service", svc.Namespace+"/"+svc.Name)
+}
+
+// panicError is a panic in loopguard's part, recovered so that it cannot take the
+// cloud-controller-manager down: the upstream service controller's HandleCrash re-panics.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("loopguard panicked: %v", e.value) }
+
+// protect runs fn and turns a panic into a *panicError.
+func protect[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r, stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// kindOf names an error for logs and metrics: the core error kind, or panic.
+func kindOf(err error) string {
+	var p *panicError
+	if errors.As(err, &p) {
+		return "panic"
+	}
+	var s *statusError
+	if errors.As(err, &s) {
+		return "invalid-status"
+	}
+	return core.BlockerOf(err).Kind
+}
+
+// failed decides what a failure of loopguard's part does to the host's call: a RetryError is
+// requeued after its own delay (cloud-provider's api.RetryError, wrapped with %w as the
+// service controller matches it with errors.As); with WithFailClosed the call fails; otherwise
+// nil, and the caller returns the inner result. Each is logged, evented and counted.
+func (c *cloud) failed(op string, svc *corev1.Service, err error) error {
+	log := c.logFor(svc)
+	kind := kindOf(err)
+	var retry *core.RetryError
+	if errors.As(err, &retry) {
+		errorsTotal.WithLabelValues(op, kind, "retry").Inc()
+		log.Info("load balancer not ready for loopguard's change; the service controller retries", "after", retry.After.String(), "error", err.Error())
+		return fmt.Errorf("loopguard: Service %s/%s: %w", svc.Namespace, svc.Name, api.NewRetryError(retry.Error(), retry.After))
+	}
+	var p *panicError
+	if errors.As(err, &p) {
+		log.Error("recovered a panic in loopguard", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, svc.Name) {
+		msg = "Service " + svc.Namespace + "/" + svc.Name + ": " + msg
+	}
+	if c.opts.failClosed {
+		errorsTotal.WithLabelValues(op, kind, "failed-closed").Inc()
+		log.Error("loopguard failed; failing the load-balancer sync (WithFailClosed)", "kind", kind, "error", msg)
+		c.event(svc, corev1.EventTypeWarning, EventFailed, msg+"; "+whatToDo(kind))
+		return fmt.Errorf("loopguard: %s: %w", kind, err)
+	}
+	errorsTotal.WithLabelValues(op, kind, "failed-open").Inc()
+	log.Error("loopguard failed; status.loadBalancer left as the cloud returned it", "kind", kind, "error", msg, "todo", whatToDo(kind))
+	c.event(svc, corev1.EventTypeWarning, EventFailedOpen,
+		msg+"; status.loadBalancer is left as the cloud returned it; "+whatToDo(kind))
+	return nil
+}
+
+// whatToDo says, per kind of failure, what makes loopguard's part work.
+func whatToDo(kind string) string {
+	switch kind {
+	case "invalid":
+		return "fix the field named above (docs/annotations.md lists the loopguard.io annotations)"
+	case "invalid-status":
+		return "loopguard's ipMode would make the status invalid: report it as a loopguard bug"
+	case "panic":
+		return "report it as a loopguard bug, with the stack from the cloud-controller-manager's log; loopguard.io/ignore: \"true\" turns loopguard off for this Service"
+	case "unauthenticated":
+		return "check the credentials of the cloud-controller-manager's load-balancer client"
+	case "not-allowlisted":
+		return "ask the cloud's support for the capability named above"
+	case "precondition":
+		return "declare the missing facts in the decorator's ClusterProfile (WithProfile)"
+	case "unsupported":
+		return "the decision's remedy is not one the cloud-controller-manager can carry out; see the Event's action"
+	}
+	return "the next sync tries again"
+}
+
+// statusError is a status loopguard made that the API server would refuse as an update.
+type statusError struct{ msg string }
+
+func (e *statusError) Error() string { return e.msg }
+
+// ensure is loopguard's part of EnsureLoadBalancer: st is what the inner call returned.
+func (c *cloud) ensure(ctx context.Context, svc *corev1.Service, st *corev1.LoadBalancerStatus, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	log := c.logFor(svc)
+	path := kubernetes.IngressStatusPath()
+	stored := svc.Status.LoadBalancer.Ingress
+	if errs := kubernetes.ValidateIngressStatusUpdate(path, st.Ingress, stored); len(errs) > 0 {
+		// The cloud's own status would be refused: not loopguard's to judge or to fix.
+		errorsTotal.WithLabelValues(opEnsure, "invalid-status", "passed-through").Inc()
+		log.Warn("the cloud returned a status the API server would refuse; loopguard leaves it as it is", "errors", errs.ToAggregate().Error())
+		c.event(svc, corev1.EventTypeWarning, EventStatusPassedThrough,
+			"the cloud-controller-manager returned a status the API server would refuse ("+errs.ToAggregate().Error()+"); loopguard left it as it is")
+		return st, nil
+	}
+	view := svc.DeepCopy()
+	view.Status.LoadBalancer = *st.DeepCopy()
+	// The server keeps an address it stored in a legacy form (203.0.113.07) on update; the
+	// dialect reads statuses as new objects, so it sees the canonical form.
+	view.Status.LoadBalancer.Ingress = kubernetes.CanonicalIngressStatus(st.Ingress)
+	out, err := c.reconcile(ctx, opEnsure, view, nodes)
+	if err != nil {
+		return nil, err
+	}
+	if c.opts.reportOnly {
+		return st, nil
+	}
+	var forStatus []core.Change
+	if out != nil {
+		forStatus = out.ForStatus
+	}
+	result := kubernetes.PublishStatus(st, forStatus, c.stores)
+	if errs := kubernetes.ValidateIngressStatusUpdate(path, result.Ingress, stored); len(errs) > 0 {
+		return nil, &statusError{msg: "the status loopguard would return is invalid: " + errs.ToAggregate().Error()}
+	}
+	c.reportIPModes(svc, stored, result, forStatus, out)
+	return result, nil
+}
+
+// update is loopguard's part of UpdateLoadBalancer.
+func (c *cloud) update(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) error {
+	view := svc.DeepCopy()
+	view.Status.LoadBalancer.Ingress = kubernetes.CanonicalIngressStatus(svc.Status.LoadBalancer.Ingress)
+	_, err := c.reconcile(ctx, opUpdate, view, nodes)
+	return err
+}
+
+// reconcile evaluates svc (whose status is the one to publish) and has the Reconciler plan,
+// validate and apply what the host owns. It returns nil and no error when the Service is not
+// an exposure, or when the plan is blocked (logged and evented: the cloud's status stands);
+// in report-only mode it plans and reports but applies nothing.
+func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, nodes []*corev1.Node) (*core.Outcome, error) {
+	log := c.logFor(svc)
+	facts, err := c.facts(svc, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("loopguard: Service %s/%s: reading the cluster facts: %w", svc.Namespace, svc.Name, err)
+	}
+	res, err := core.Evaluate(c.dialect, svc, facts, c.opts.policy)
+	switch {
+	case core.IsNotExposed(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	plan, err := c.reconciler.PlanEvaluated(ctx, svc, facts, res)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range plan.Notes {
+		if n.Code == kubernetes.CodeKeepCloudProxy {
+			log.Info("kept the cloud's ipMode Proxy", "reason", string(n.Code), "why", n.Message)
+		}
+	}
+	if plan.Blocked != nil {
+		b := plan.Blocked
+		if b.Kind == "retry-later" || c.opts.failClosed {
+			return nil, b.Err()
+		}
+		errorsTotal.WithLabelValues(op, b.Kind, "blocked").Inc()
+		log.Warn("loopguard's plan is blocked; the cloud's status stands", "kind", b.Kind, "reason", string(b.Code), "blocker", b.Message)
+		c.event(svc, corev1.EventTypeWarning, EventBlocked, fmt.Sprintf("%s: %s (the cloud's status stands)", b.Kind, b.Message))
+		return nil, nil
+	}
+	if c.opts.reportOnly {
+		for _, ch := range plan.Changes {
+			log.Info("report-only: loopguard would make a change", "change", ch.String(), "reason", string(ch.Reason.Code))
+		}
+		return nil, nil
+	}
+	out, err := c.reconciler.Apply(ctx, plan)
+	if out != nil {
+		for _, ch := range append(append([]core.Change(nil), out.Elsewhere...), out.ForUser...) {
+			msg := "loopguard needs " + ch.String() + " for " + string(plan.Decision.Remedy) + "; the cloud-controller-manager does not make it"
+			log.Info("change for someone else", "change", ch.String(), "reason", string(ch.Reason.Code))
+			c.event(svc, corev1.EventTypeNormal, EventChangeNeeded, msg)
+		}
+		for _, ch := range out.Written {
+			changesTotal.WithLabelValues(op, string(core.WriterCloud)).Inc()
+			log.Info("wrote to the load balancer", "change", ch.String(), "reason", string(ch.Reason.Code))
+		}
+		if len(out.Written) > 0 {
+			c.event(svc, corev1.EventTypeNormal, EventApplied, fmt.Sprintf("loopguard wrote %d load-balancer change(s) for %s: %s",
+				len(out.Written), plan.Decision.Remedy, changeList(out.Written)))
+		}
+	}
+	return out, err
+}
+
+func changeList(chs []core.Change) string {
+	s := make([]string, len(chs))
+	for i := range chs {
+		s[i] = chs[i].String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// reportIPModes logs, events and counts every ipMode the returned status sets differently from
+// the stored one, and a kept Proxy the first time it is published.
+func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerIngress, result *corev1.LoadBalancerStatus, forStatus []core.Change, out *core.Outcome) {
+	log := c.logFor(svc)
+	for _, in := range result.Ingress {
+		if in.IP == "" || in.IPMode == nil {
+			continue
+		}
+		before := "(unset)"
+		for _, s := range stored {
+			if s.IP == in.IP && s.IPMode != nil {
+				before = string(*s.IPMode)
+			}
+		}
+		if before == string(*in.IPMode) {
+			continue
+		}
+		code := core.Code("")
+		for _, ch := range forStatus {
+			if strings.Contains(ch.Field, "ip="+in.IP+"]") || len(forStatus) == 1 {
+				code = ch.Reason.Code
+			}
+		}
+		if code == "" {
+			// Not loopguard's change: the cloud's value, or VIP made explicit.
+			log.Debug("published the cloud's ipMode", "ip", in.IP, "ipMode", string(*in.IPMode))
+			if out != nil && out.Plan != nil {
+				for _, n := range out.Plan.Notes {
+					if n.Code == kubernetes.CodeKeepCloudProxy && strings.Contains(n.Message, in.IP) {
+						c.event(svc, corev1.EventTypeNormal, EventKeptCloudIPMode, n.Message+": "+keepProxyHint)
+					}
+				}
+			}
+			continue
+		}
+		changesTotal.WithLabelValues(opEnsure, string(core.WriterStatus)).Inc()
+		log.Info("published ipMode", "ip", in.IP, "from", before, "to", string(*in.IPMode), "remedy", string(out.Plan.Decision.Remedy), "reason", string(code))
+		c.event(svc, corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s, %s)", in.IP, before, *in.IPMode, out.Plan.Decision.Remedy, code))
+	}
+}
+
+const keepProxyHint = "declare loopguard.io/backend-expects: none on the Service if nothing behind the load balancer needs it"
 
 // facts builds the cluster loopguard evaluates against: the profile, the nodes the service
 // controller passes, and what the listers hold for the Service's namespace.
@@ -219,116 +543,24 @@ func (c *cloud) facts(svc *corev1.Service, nodes []*corev1.Node) (*core.Cluster,
 	return core.NewCluster(o.profile, objs...)
 }
 
-// sync evaluates the Service, applies the cloud changes of its plan (unless report-only),
-// records Events for what the host does not own, and returns the decided path.
-func (c *cloud) sync(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) (core.Path, error) {
-	log := c.opts.log.With("service", svc.Namespace+"/"+svc.Name)
-	facts, err := c.facts(svc, nodes)
-	if err != nil {
-		return core.PathUnknown, fmt.Errorf("loopguard: Service %s/%s: reading the cluster facts: %w", svc.Namespace, svc.Name, err)
-	}
-	res, err := core.Evaluate(c.provider.Dialect(), svc, facts, c.opts.policy)
-	switch {
-	case core.IsNotExposed(err):
-		return core.PathUnknown, nil
-	case err != nil:
-		c.event(svc, corev1.EventTypeWarning, EventBlocked, err.Error())
-		return core.PathUnknown, fmt.Errorf("loopguard: %w", err)
-	}
-	path := res.Decision.Path
-	if _, ok := c.provider.Driver(); !ok || res.Decision.Remedy == core.RemedyNone {
-		return path, nil
-	}
-	// Planned from this evaluation: the Reconciler's Plan would translate the Service again.
-	plan, err := c.reconciler.PlanEvaluated(ctx, svc, facts, res)
-	if err != nil {
-		return path, c.fail(svc, err)
-	}
-	cloudPart := *plan
-	cloudPart.Changes = nil
-	for _, ch := range plan.Changes {
-		switch ch.By {
-		case core.WriterCloud:
-			cloudPart.Changes = append(cloudPart.Changes, ch)
-		case core.WriterCluster, core.WriterUser:
-			msg := "loopguard needs " + ch.String() + " for " + string(plan.Decision.Remedy) + "; the cloud-controller-manager does not make it"
-			log.Info("change for someone else", "change", ch.String())
-			c.event(svc, corev1.EventTypeNormal, EventChangeNeeded, msg)
-		}
-	}
-	if plan.Blocked != nil {
-		// What blocks the load balancer's own part, bad input, or a load balancer not ready
-		// yet fails the sync (a retry-later requeues it after its delay); a block on a
-		// change the host does not make is only reported.
-		if len(cloudPart.Changes) > 0 || plan.Blocked.Kind == "invalid" || plan.Blocked.Kind == "retry-later" {
-			return path, c.fail(svc, plan.Blocked.Err())
-		}
-		c.event(svc, corev1.EventTypeWarning, EventBlocked, plan.Blocked.Message)
-		return path, nil
-	}
-	if len(cloudPart.Changes) == 0 || c.opts.reportOnly {
-		return path, nil
-	}
-	cloudPart.Checks = nil // what the host owns is verified by the next sync
-	out, err := c.reconciler.Apply(ctx, &cloudPart)
-	if out != nil && len(out.Written) > 0 {
-		c.event(svc, corev1.EventTypeNormal, EventApplied, fmt.Sprintf("loopguard wrote %d load-balancer change(s) for %s", len(out.Written), plan.Decision.Remedy))
-	}
-	if err != nil {
-		return path, c.fail(svc, err)
-	}
-	return path, nil
-}
-
-// remove takes back the cloud changes loopguard made for svc.
+// remove takes back the load-balancer changes loopguard made for svc, through the Reconciler.
 func (c *cloud) remove(ctx context.Context, svc *corev1.Service) error {
-	drv, ok := c.provider.Driver()
-	if !ok {
-		return nil
-	}
-	rem, ok := drv.(core.Remover)
-	if !ok {
-		return nil
-	}
 	facts, err := core.NewCluster(c.opts.profile)
 	if err != nil {
 		return err
 	}
-	plan, err := rem.PlanRemoval(ctx, &core.PlanRequest{Object: svc, Cluster: facts, Policy: c.opts.policy})
+	plan, err := c.reconciler.PlanRemoval(ctx, svc, facts)
 	if err != nil {
-		return c.fail(svc, err)
+		return err
 	}
-	cloudPart := *plan
-	cloudPart.Changes = nil
-	for _, ch := range plan.Changes {
-		if ch.By == core.WriterCloud {
-			cloudPart.Changes = append(cloudPart.Changes, ch)
+	out, err := c.reconciler.Apply(ctx, plan)
+	if out != nil {
+		for _, ch := range out.Written {
+			changesTotal.WithLabelValues(opDelete, string(core.WriterCloud)).Inc()
+			c.logFor(svc).Info("took back a load-balancer change", "change", ch.String())
 		}
 	}
-	if len(cloudPart.Changes) == 0 {
-		return nil
-	}
-	_, err = c.reconciler.Apply(ctx, &cloudPart)
-	if err != nil {
-		return c.fail(svc, err)
-	}
-	return nil
-}
-
-// fail turns a loopguard error into what the service controller acts on: a RetryError, with
-// its delay, becomes cloud-provider's api.RetryError (wrapped with %w, as the controller
-// requeues with errors.As); anything else fails the sync with the message, and an Event.
-func (c *cloud) fail(svc *corev1.Service, err error) error {
-	var retry *core.RetryError
-	if errors.As(err, &retry) {
-		return fmt.Errorf("loopguard: Service %s/%s: %w", svc.Namespace, svc.Name, api.NewRetryError(retry.Error(), retry.After))
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, svc.Name) {
-		msg = "Service " + svc.Namespace + "/" + svc.Name + ": " + msg
-	}
-	c.event(svc, corev1.EventTypeWarning, EventBlocked, msg)
-	return fmt.Errorf("loopguard: %s: %w", core.BlockerOf(err).Kind, err)
+	return err
 }
 
 func (c *cloud) event(svc *corev1.Service, typ, reason, msg string) {

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
+	netutils "k8s.io/utils/net"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -28,19 +29,22 @@ func StoresIPMode(kubernetesVersion string) core.Fact {
 	return core.No
 }
 
-// IngressStatus is the LoadBalancerStatus a cloud-controller-manager returns from
-// EnsureLoadBalancer for a decision: the inner provider's status with ipMode set on every IP
-// entry to path (VIP or Proxy). It is pure and does not modify inner.
+// PublishStatus is the LoadBalancerStatus a cloud-controller-manager returns from
+// EnsureLoadBalancer: the inner provider's status with the status changes of a Reconciler's
+// Outcome (Outcome.ForStatus, planned by PlanStatus) made on it, and nothing else. It is pure
+// and does not modify inner.
 //
-//   - Every IP entry gets an explicit ipMode: the API server defaults an absent one to VIP, and
-//     the service controller compares the status it gets with the stored one by value
-//     (LoadBalancerStatusEqual), so an absent ipMode would be patched on every sync.
-//   - With path unknown (the decision changes nothing), an entry keeps the ipMode the inner
-//     provider gave it, or gets VIP, the API server's default.
+//   - A change names its entry by ip (status.loadBalancer.ingress[ip=...].ipMode); an entry
+//     whose ip the server stored in a legacy form (203.0.113.07, ::ffff:203.0.113.7) is the
+//     same address and gets the change too.
+//   - Every other IP entry keeps the ipMode the inner provider gave it, or gets VIP, what the
+//     API server stores for an absent one (SetDefaults_Service): the service controller
+//     compares the status it gets with the stored one by value (LoadBalancerStatusEqual), so an
+//     absent ipMode would be patched on every sync.
 //   - Hostname-only entries carry no ipMode (the API server forbids it without an ip).
 //   - When the API server does not store ipMode (stores is core.No: before v1.29) the inner
 //     status is returned as it is, or it would differ from the stored status forever.
-func IngressStatus(path core.Path, stores core.Fact, inner *corev1.LoadBalancerStatus) *corev1.LoadBalancerStatus {
+func PublishStatus(inner *corev1.LoadBalancerStatus, changes []core.Change, stores core.Fact) *corev1.LoadBalancerStatus {
 	if inner == nil {
 		return nil
 	}
@@ -51,21 +55,72 @@ func IngressStatus(path core.Path, stores core.Fact, inner *corev1.LoadBalancerS
 	for i := range out.Ingress {
 		in := &out.Ingress[i]
 		if in.IP == "" {
-			in.IPMode = nil
 			continue
 		}
-		var mode corev1.LoadBalancerIPMode
-		switch {
-		case path == core.PathProxy:
-			mode = corev1.LoadBalancerIPModeProxy
-		case path == core.PathVIP:
-			mode = corev1.LoadBalancerIPModeVIP
-		case in.IPMode != nil:
-			mode = *in.IPMode
-		default:
-			mode = corev1.LoadBalancerIPModeVIP
+		for _, ch := range changes {
+			if ip, mode, ok := ipModeEdit(&ch); ok && sameIP(ip, in.IP) {
+				m := mode
+				in.IPMode = &m
+			}
 		}
-		in.IPMode = &mode
+		if in.IPMode == nil {
+			vip := corev1.LoadBalancerIPModeVIP
+			in.IPMode = &vip
+		}
+	}
+	return out
+}
+
+// ipModeEdit reads a change PlanStatus made: the ip of its entry and the ipMode it sets.
+func ipModeEdit(ch *core.Change) (string, corev1.LoadBalancerIPMode, bool) {
+	if ch.By != core.WriterStatus {
+		return "", "", false
+	}
+	for _, e := range ch.Edits {
+		n := len(e.Path)
+		if n < 2 || e.Path[n-1].Field != "ipMode" || e.Remove {
+			continue
+		}
+		ip, _ := e.Path[n-2].Keys["ip"].(string)
+		mode, _ := e.Value.(string)
+		if ip != "" && (mode == string(corev1.LoadBalancerIPModeVIP) || mode == string(corev1.LoadBalancerIPModeProxy)) {
+			return ip, corev1.LoadBalancerIPMode(mode), true
+		}
+	}
+	return "", "", false
+}
+
+// sameIP compares two addresses as the API server's legacy parser reads them, so 203.0.113.07
+// and ::ffff:203.0.113.7 are 203.0.113.7.
+func sameIP(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, y := netutils.ParseIPSloppy(a), netutils.ParseIPSloppy(b)
+	return x != nil && y != nil && x.Equal(y)
+}
+
+// CanonicalIngressStatus returns a copy of ing with every ip the API server accepted in a
+// legacy form (leading zeros, IPv4-mapped IPv6: stored before StrictIPCIDRValidation, and kept
+// on update) written canonically, so the dialect, which validates as for a new object, can read
+// a status the server already holds. Entries keep their order; nothing else changes.
+func CanonicalIngressStatus(ing []corev1.LoadBalancerIngress) []corev1.LoadBalancerIngress {
+	if ing == nil {
+		return nil
+	}
+	out := make([]corev1.LoadBalancerIngress, len(ing))
+	for i := range ing {
+		ing[i].DeepCopyInto(&out[i])
+		if out[i].IP == "" {
+			continue
+		}
+		if ip := netutils.ParseIPSloppy(out[i].IP); ip != nil {
+			if v4 := ip.To4(); v4 != nil {
+				out[i].IP = v4.String()
+			} else {
+				out[i].IP = ip.String()
+			}
+		}
 	}
 	return out
 }

@@ -16,7 +16,8 @@ import (
 // Service published with ipMode Proxy by an LB that keeps the client address, in a cluster
 // whose kube-proxy honours ipMode. The decision is intercept-vip; the driver hands the host
 // (a cloud-controller-manager) an ipMode VIP for the entry, and the host's returning it is
-// played by writing it to the status.
+// played by writing it to the status. The Service declares that its backends need nothing from
+// the LB (backend-expects: none): without it the cloud's Proxy stands (PlanStatus).
 func TestConformance(t *testing.T) {
 	key := core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "web"}
 	drivertest.RunConformance(t, drivertest.Harness{New: func(t *testing.T, s drivertest.Setup) *drivertest.Env {
@@ -26,7 +27,7 @@ func TestConformance(t *testing.T) {
 		proxy := corev1.LoadBalancerIPModeProxy
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
-				core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false", "owner": "team-a"}},
+				core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false", core.AnnotationBackendExpects: "none", "owner": "team-a"}},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
 				Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}},
 			Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{

@@ -45,16 +45,16 @@ type StatusDriver struct{}
 
 var _ core.Driver = (*StatusDriver)(nil)
 
-// Plan returns, for a decision whose path is VIP or Proxy, one core.WriterStatus change per IP
-// entry whose ipMode differs (an entry without ipMode reads as VIP, as the API server defaults
-// it); node separation and DNS steering add a change for the user. An empty plan means the
-// status already says the decided path.
+// Plan returns, for a decision whose path is VIP or Proxy, the status changes PlanStatus
+// makes (one core.WriterStatus change per IP entry whose ipMode must change); node separation
+// and DNS steering add a change for the user. An empty plan means the status already says the
+// decided path. lb-snat is refused: the plain driver cannot make a cloud's load balancer
+// replace the source address.
 func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
 	if req == nil || req.Result == nil || req.Object == nil {
 		return nil, fmt.Errorf("kubernetes: %w: a plan request needs the object and its evaluation", core.ErrInvalid)
 	}
-	svc, ok := req.Object.(*corev1.Service)
-	if !ok {
+	if _, ok := req.Object.(*corev1.Service); !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: fmt.Sprintf("only a Service has an ipMode, not %T", req.Object)}
 	}
 	dec := req.Result.Decision
@@ -67,18 +67,59 @@ func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, 
 	switch dec.Remedy {
 	case core.RemedyNone, "":
 		return p, nil
-	case core.InterceptVIP, core.NodeSeparation:
+	case core.InterceptVIP, core.NodeSeparation, core.ThroughLB:
 	case core.DNSSteering:
 		p.Changes = append(p.Changes, userChange(p, &dec))
 		return p, nil
 	default:
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Object: p.Object, Msg: fmt.Sprintf("the plain Kubernetes driver cannot carry out remedy %q", dec.Remedy)}
 	}
-	mode := corev1.LoadBalancerIPModeVIP
-	if dec.Path == core.PathProxy {
-		mode = corev1.LoadBalancerIPModeProxy
+	changes, notes := PlanStatus(req)
+	p.Changes = append(p.Changes, changes...)
+	p.Notes = append(p.Notes, notes...)
+	if dec.Remedy == core.NodeSeparation {
+		p.Changes = append(p.Changes, userChange(p, &dec))
 	}
+	return p, nil
+}
+
+// PlanStatus is the one rule that turns a decision into status.loadBalancer.ingress[].ipMode,
+// for every host that owns a Service's status: this provider's StatusDriver, and
+// adapters/cloudprovider, which adds it to any other cloud's plan. It returns one
+// core.WriterStatus change per IP entry of req.Object's status whose ipMode differs from the
+// decided path (an entry without one reads as VIP, as the API server defaults it), and notes
+// for the entries it leaves alone on purpose:
+//
+//   - a decision without a path (no remedy) changes nothing;
+//   - an entry the cloud published as Proxy becomes VIP only when the backends are known to
+//     need nothing from the load balancer (Exposure.Dependence().Any() is No): the cloud may
+//     have set Proxy for a reason loopguard cannot see (a PROXY protocol turned on by the
+//     CCM's defaults, TLS ended at the LB), and intercepting would break every in-cluster
+//     client of such a backend (docs/ccm.md).
+//
+// A tentative decision's changes are planned like any other; the Reconciler refuses to apply
+// them until the facts are known.
+func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
+	svc, ok := req.Object.(*corev1.Service)
+	if !ok || req.Result == nil {
+		return nil, nil
+	}
+	dec := req.Result.Decision
+	var mode corev1.LoadBalancerIPMode
+	switch {
+	case dec.Remedy == core.RemedyNone || dec.Remedy == "":
+		return nil, nil
+	case dec.Path == core.PathProxy:
+		mode = corev1.LoadBalancerIPModeProxy
+	case dec.Path == core.PathVIP:
+		mode = corev1.LoadBalancerIPModeVIP
+	default:
+		return nil, nil
+	}
+	needs := req.Result.Exposure.Dependence().Any()
 	key, _ := core.KeyOf(svc)
+	var changes []core.Change
+	var notes []core.Reason
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
 		if ing.IP == "" {
 			continue
@@ -90,8 +131,16 @@ func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, 
 		if have == mode {
 			continue
 		}
+		if have == corev1.LoadBalancerIPModeProxy && needs != core.No {
+			why := "unknown"
+			if needs == core.Yes {
+				why = "yes: " + req.Result.Exposure.Dependence().String()
+			}
+			notes = append(notes, ruleKeepCloudProxy.Because("kept ipMode Proxy on "+ing.IP+" ("+string(dec.Remedy)+" would publish VIP; whether the backends need the load balancer: "+why+")"))
+			continue
+		}
 		k := key
-		p.Changes = append(p.Changes, core.Change{
+		changes = append(changes, core.Change{
 			By: core.WriterStatus, Object: &k,
 			Field: "status.loadBalancer.ingress[ip=" + ing.IP + "].ipMode", From: string(have), To: string(mode),
 			Edits: []core.Edit{{Path: []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress"),
@@ -99,10 +148,7 @@ func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, 
 			Reason: dec.Reason,
 		})
 	}
-	if dec.Remedy == core.NodeSeparation {
-		p.Changes = append(p.Changes, userChange(p, &dec))
-	}
-	return p, nil
+	return changes, notes
 }
 
 func userChange(p *core.Plan, dec *core.Decision) core.Change {

@@ -46,6 +46,7 @@ const (
 	CodeIngressNginxProxyProtocol core.Code = "k8s-ingress-nginx-proxy-protocol"
 	CodeThroughLBNeedsProxy       core.Code = "k8s-through-lb-needs-proxy"
 	CodeNodeSeparationNeedsProxy  core.Code = "k8s-node-separation-needs-proxy"
+	CodeKeepCloudProxy            core.Code = "k8s-keep-cloud-proxy"
 )
 
 // Sources cited by this dialect's rules. Each names the document or the exact code a rule
@@ -210,6 +211,9 @@ var (
 	ruleThroughLBNeedsProxy = core.Rule{Code: CodeThroughLBNeedsProxy,
 		Summary: "Publishing ipMode Proxy stops the interception only where the dataplane honours it (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
+	ruleKeepCloudProxy = core.Rule{Code: CodeKeepCloudProxy,
+		Summary: "The cloud published ipMode Proxy; loopguard turns it into VIP only when it knows nothing behind the load balancer needs the load balancer (no PROXY protocol, no TLS ended there, no layer-7 rules): declare loopguard.io/backend-expects: none to allow it.",
+		Source:  "docs/ccm.md#the-clouds-proxy-stands; " + srcHetzner + "; " + srcOpenStack}
 	ruleNodeSeparationNeedsProxy = core.Rule{Code: CodeNodeSeparationNeedsProxy,
 		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
@@ -229,6 +233,6 @@ func rules() []core.Rule {
 		ruleProxyProtocolSNAT, ruleAWSNLBClientIP, ruleAWSClientIPOff, ruleOCINLBPreserve, ruleSNATConflict,
 		ruleSNATUndeclared, ruleIngressNoIPMode,
 		ruleOfferInterceptVIP, ruleVIPNeedsIP, ruleVIPBreaksProxyProtocol, ruleNodeSeparationNeedsProxy,
-		ruleCCMProxyProtocol, ruleIngressNginxProxyProtocol, ruleThroughLBNeedsProxy,
+		ruleCCMProxyProtocol, ruleIngressNginxProxyProtocol, ruleThroughLBNeedsProxy, ruleKeepCloudProxy,
 	}
 }
