@@ -490,7 +490,7 @@ func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerI
 			if out != nil && out.Plan != nil {
 				for _, n := range out.Plan.Notes {
 					if n.Code == kubernetes.CodeKeepCloudProxy && strings.Contains(n.Message, in.IP) {
-						c.event(svc, corev1.EventTypeNormal, EventKeptCloudIPMode, n.Message+": "+keepProxyHint)
+						c.event(svc, corev1.EventTypeNormal, EventKeptCloudIPMode, n.Message+" ("+string(n.Code)+"): "+keepProxyHint)
 					}
 				}
 			}

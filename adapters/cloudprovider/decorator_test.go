@@ -3,6 +3,7 @@ package cloudprovider_test
 import (
 	"context"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -104,6 +105,12 @@ func tkeService(ann map[string]string) *corev1.Service {
 			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
 }
 
+// withStatus is svc as stored after the service controller published st.
+func withStatus(svc *corev1.Service, st *corev1.LoadBalancerStatus) *corev1.Service {
+	svc.Status.LoadBalancer = *st.DeepCopy()
+	return svc
+}
+
 func nodes() []*corev1.Node {
 	return []*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}}
 }
@@ -146,7 +153,8 @@ func TestDirectModeTurnsListenerSNATOn(t *testing.T) {
 	if n := len(srv.Writes()); n != writes {
 		t.Errorf("a second sync wrote %d more times", n-writes)
 	}
-	if err := lb().EnsureLoadBalancerDeleted(ctx, "c", tkeService(nil)); err != nil {
+	// The service controller deletes the Service it stored, with the status it published.
+	if err := lb().EnsureLoadBalancerDeleted(ctx, "c", withStatus(tkeService(nil), st)); err != nil {
 		t.Fatal(err)
 	}
 	if snatOn(t, srv, 80) {
@@ -194,9 +202,10 @@ func TestOneEvaluationPerSync(t *testing.T) {
 	}
 }
 
-// TestReportOnlyWritesNoCLB: report-only publishes the status and writes nothing.
+// TestReportOnlyWritesNoCLB: report-only returns the inner status exactly as the cloud gave
+// it and writes nothing.
 func TestReportOnlyWritesNoCLB(t *testing.T) {
-	srv, _, _, lb := newDirect(t, true, cloudprovider.ReportOnly())
+	srv, inner, _, lb := newDirect(t, true, cloudprovider.ReportOnly())
 	st, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
 	if err != nil {
 		t.Fatal(err)
@@ -204,8 +213,9 @@ func TestReportOnlyWritesNoCLB(t *testing.T) {
 	if len(srv.Writes()) != 0 || snatOn(t, srv, 80) {
 		t.Errorf("report-only wrote %v", srv.Writes())
 	}
-	if st.Ingress[0].IPMode == nil {
-		t.Error("report-only did not publish the ipMode")
+	want, _ := inner.EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("report-only changed the status (-cloud +returned):\n%s", diff)
 	}
 }
 
@@ -221,24 +231,80 @@ func TestOptOut(t *testing.T) {
 	}
 }
 
-// TestNotAllowlistedFailsTheSync: without the allowlist the sync fails naming what to ask
-// support for, with a Warning Event, and nothing is written.
-func TestNotAllowlistedFailsTheSync(t *testing.T) {
-	srv, _, rec, lb := newDirect(t, false)
-	_, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
-	if !errors.Is(err, core.ErrNotAllowlisted) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") || !strings.Contains(err.Error(), "shop/web") {
-		t.Fatalf("error %v: want not-allowlisted naming the Service and the support request", err)
+// TestNotAllowlistedFailsOpen: without the allowlist nothing is written, the sync succeeds
+// with the cloud's status as it is, and a Warning Event names what to ask support for; with
+// WithFailClosed the sync fails with the same words.
+func TestNotAllowlistedFailsOpen(t *testing.T) {
+	srv, inner, rec, lb := newDirect(t, false)
+	st, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if err != nil {
+		t.Fatalf("the sync failed: %v", err)
+	}
+	want, _ := inner.EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if len(st.Ingress) != 1 || st.Ingress[0].IP != want.Ingress[0].IP {
+		t.Errorf("status %+v, want the cloud's %+v", st.Ingress, want.Ingress)
+	}
+	if m := st.Ingress[0].IPMode; m != nil && *m != corev1.LoadBalancerIPModeVIP {
+		t.Errorf("ipMode %s published for a plan loopguard did not carry out", *m)
 	}
 	if len(srv.Writes()) != 0 {
 		t.Errorf("wrote %v", srv.Writes())
 	}
-	select {
-	case ev := <-rec.Events:
-		if !strings.Contains(ev, cloudprovider.EventBlocked) {
-			t.Errorf("event %q", ev)
+	if ev := events(rec); !strings.Contains(ev, cloudprovider.EventBlocked) || !strings.Contains(ev, "CLB Layer 4 SNAT capability") {
+		t.Errorf("events %q: want %s naming the support request", ev, cloudprovider.EventBlocked)
+	}
+
+	_, _, _, closed := newDirect(t, false, cloudprovider.WithFailClosed())
+	_, err = closed().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+	if !errors.Is(err, core.ErrNotAllowlisted) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") {
+		t.Fatalf("fail-closed error %v: want not-allowlisted naming the support request", err)
+	}
+}
+
+// TestDirectModeWritesOnlyTheServicesCLB: a Service whose annotation names another Service's
+// CLB (its VIP is not in the status the cloud returned) gets nothing written to that CLB, its
+// status as the cloud returned it, and an Event saying why.
+func TestDirectModeWritesOnlyTheServicesCLB(t *testing.T) {
+	srv, _, rec, lb := newDirect(t, true)
+	if _, err := srv.AddLoadBalancer(clbtest.LoadBalancer{ID: "lb-other", Type: clbtest.LoadBalancerInternal, VIPs: []string{"10.0.0.99"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.AddListener(clbtest.Listener{LoadBalancerID: "lb-other", Protocol: "TCP", Port: 80}); err != nil {
+		t.Fatal(err)
+	}
+	svc := tkeService(map[string]string{tencent.AnnotationLoadBalancerID: "lb-other"})
+	st, err := lb().EnsureLoadBalancer(context.Background(), "c", svc, nodes())
+	if err != nil {
+		t.Fatalf("the sync failed: %v", err)
+	}
+	if len(srv.Writes()) != 0 {
+		t.Errorf("wrote to a CLB that is not the Service's: %v", srv.Writes())
+	}
+	if len(st.Ingress) != 1 || st.Ingress[0].IP != "10.0.0.10" {
+		t.Errorf("status %+v", st.Ingress)
+	}
+	if ev := events(rec); !strings.Contains(ev, cloudprovider.EventBlocked) || !strings.Contains(ev, "lb-other") || !strings.Contains(ev, "not this object's") {
+		t.Errorf("events %q: want %s naming the CLB", ev, cloudprovider.EventBlocked)
+	}
+	// Deleting it takes nothing back from the other Service's CLB either.
+	if err := lb().EnsureLoadBalancerDeleted(context.Background(), "c", withStatus(svc, st)); err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.Writes()) != 0 {
+		t.Errorf("the delete wrote to a CLB that is not the Service's: %v", srv.Writes())
+	}
+}
+
+// events drains a FakeRecorder.
+func events(rec *record.FakeRecorder) string {
+	var out []string
+	for {
+		select {
+		case ev := <-rec.Events:
+			out = append(out, ev)
+		default:
+			return strings.Join(out, "\n")
 		}
-	default:
-		t.Error("no Event recorded")
 	}
 }
 

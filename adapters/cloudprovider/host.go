@@ -39,9 +39,13 @@ func (d hostDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan
 	if err != nil || p == nil {
 		return p, err
 	}
+	switch d.Driver.(type) {
+	case kubernetes.StatusDriver, *kubernetes.StatusDriver:
+		return p, nil // it plans the status itself, with the same rule
+	}
 	for _, ch := range p.Changes {
 		if ch.By == core.WriterStatus {
-			return p, nil // the driver plans the status itself (the plain Kubernetes one)
+			return p, nil // the driver plans the status itself
 		}
 	}
 	changes, notes := kubernetes.PlanStatus(req)

@@ -372,9 +372,11 @@ func newFake() *fakecloud.Cloud {
 	return &fakecloud.Cloud{ExternalIP: net.ParseIP("192.0.2.10"), BalancerIPMode: &proxy, Provider: "fake", Exists: true}
 }
 
-// atRisk is a private LB that keeps the client address: loopguard intercepts its VIP (VIP).
+// atRisk is a private LB that keeps the client address, whose backends need nothing from
+// the LB (declared: without it the cloud's Proxy stands): loopguard intercepts its VIP (VIP).
 func atRisk(name string) *corev1.Service {
-	return lbService("", name, map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false"})
+	return lbService("", name, map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false",
+		core.AnnotationBackendExpects: "none"})
 }
 
 // TestServiceControllerPublishesDecidedIPMode: inside the real service controller, a private
