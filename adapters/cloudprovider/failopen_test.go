@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	fakecloud "k8s.io/cloud-provider/fake"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/metrics/testutil"
 
 	lgcloud "github.com/loopguard/loopguard/adapters/cloudprovider"
 	"github.com/loopguard/loopguard/core"
@@ -81,8 +80,6 @@ func errorsCounted(t *testing.T, op, kind, outcome string) float64 {
 	}
 	return 0
 }
-
-var _ = testutil.GetCounterMetricValue // the metrics' own test helpers are the reference for reading them
 
 // TestServiceControllerKeepsTheCloudsProxy: the inner cloud answers Proxy for a reason
 // loopguard cannot see (a PROXY protocol its CCM turns on by default, with no annotation).

@@ -155,7 +155,8 @@ func newCloud(s *settings) (cloudprovider.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []lgcloud.Option{lgcloud.WithProfile(profile), lgcloud.WithPolicy(profile.Policy), lgcloud.WithLogger(log)}
+	// loopguard's lines go through klog, beside the service controller's.
+	opts := []lgcloud.Option{lgcloud.WithProfile(profile), lgcloud.WithPolicy(profile.Policy), lgcloud.WithLogr(klog.Background())}
 	if s.recorder != nil {
 		opts = append(opts, lgcloud.WithEventRecorder(s.recorder))
 	}

@@ -47,9 +47,10 @@ func (b *lockedBuffer) String() string {
 // cloud-controller-manager command with --cloud-provider loopguard-example, only the service
 // controller, no leader election, no serving port, a kubeconfig and a profile file, against a
 // real kube-apiserver. The fake cloud says Proxy for every load balancer; a private Service
-// whose LB keeps the client address gets VIP (loopguard intercepts the VIP in the cluster), one
-// whose LB applies source NAT keeps Proxy, both with an address from --fake-lb-cidr; the
-// program stops on SIGTERM.
+// whose LB keeps the client address and whose backends need nothing from the LB gets VIP
+// (loopguard intercepts the VIP in the cluster); the same Service without that declaration
+// keeps the cloud's Proxy (the cloud may have its reasons); one whose LB applies source NAT
+// keeps Proxy; all with an address from --fake-lb-cidr; the program stops on SIGTERM.
 func TestBinaryAgainstARealAPIServer(t *testing.T) {
 	srv := apiserver.Start(t)
 	goBin, err := exec.LookPath("go")
@@ -109,10 +110,13 @@ func TestBinaryAgainstARealAPIServer(t *testing.T) {
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]corev1.LoadBalancerIPMode{"web": corev1.LoadBalancerIPModeVIP, "snat": corev1.LoadBalancerIPModeProxy}
-	for name, snat := range map[string]string{"web": "false", "snat": "true"} {
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
-			Annotations: map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: snat}},
+	want := map[string]corev1.LoadBalancerIPMode{"web": corev1.LoadBalancerIPModeVIP, "kept": corev1.LoadBalancerIPModeProxy, "snat": corev1.LoadBalancerIPModeProxy}
+	for name, ann := range map[string]map[string]string{
+		"web":  {core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false", core.AnnotationBackendExpects: "none"},
+		"kept": {core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false"},
+		"snat": {core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "true"},
+	} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: ann},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
 				Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
 		if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
