@@ -31,10 +31,10 @@ var skipReasonRE = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: (.*)$`)
 
 // isSummaryLine: the dataplane tests' summaries, "dataplane: N scenarios, ..." and
 // "dataplane (kube-proxy v1.37.2 iptables): N scenarios, ...", and the reliability
-// campaign's "reliability: N reconciles, ..." and "secret scan: ...", printed whatever the
+// campaign's "reliability: N reconciles, ...", "secret scan: ..." and "decorator: ...", printed whatever the
 // test's outcome.
 func isSummaryLine(s string) bool {
-	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (") || strings.HasPrefix(s, "reliability: ") || strings.HasPrefix(s, "secret scan: ")
+	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (") || strings.HasPrefix(s, "reliability: ") || strings.HasPrefix(s, "secret scan: ") || strings.HasPrefix(s, "decorator: ")
 }
 
 func summarize(in io.Reader, out io.Writer) int {
