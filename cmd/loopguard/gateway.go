@@ -2,6 +2,7 @@ package main
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/gateway"
@@ -30,3 +31,8 @@ func withGateways(entries []dialectEntry) []dialectEntry {
 
 // isGateway reports whether an input object is a Gateway to evaluate.
 func isGateway(obj runtime.Object) bool { return gateway.IsGateway(obj) }
+
+// gatewayResources are the Gateway API and implementation resources scan and apply read.
+func gatewayResources() (namespaced, clusterScoped []schema.GroupVersionResource) {
+	return gateway.Resources()
+}

@@ -123,7 +123,9 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 	if where == "in-cluster" {
 		src.Name = where
 	}
-	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace, Custom: []schema.GroupVersionResource{tkeServiceConfigs}})
+	gwNamespaced, gwCluster := gatewayResources()
+	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace,
+		Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster})
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
 	}

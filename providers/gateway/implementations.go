@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Group is the Gateway API's API group.
@@ -143,4 +144,18 @@ func groupOf(ref metav1.OwnerReference) string {
 		return ""
 	}
 	return g
+}
+
+// Resources are the API resources the Gateway layer reads from a live cluster, for a host's
+// gatherer (adapters/kube GatherOptions): namespaced ones and cluster-scoped ones. A cluster
+// that does not serve one simply has none.
+func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
+	return []schema.GroupVersionResource{
+			{Group: Group, Version: "v1", Resource: "gateways"},
+			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
+			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
+			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
+		}, []schema.GroupVersionResource{
+			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
+		}
 }

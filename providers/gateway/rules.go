@@ -11,14 +11,14 @@ const (
 
 // The codes of the Gateway layer's rules.
 const (
-	CodeGeneratedService core.Code = "gateway-generated-service"
-	CodeAssumedService   core.Code = "gateway-service-from-spec"
-	CodeOwnedService     core.Code = "gateway-owned-service"
-	CodeProxyProtocol    core.Code = "gateway-proxy-protocol"
-	CodeProxyOptional    core.Code = "gateway-proxy-protocol-optional"
-	CodeInfrastructure   core.Code = "gateway-infrastructure"
+	CodeGeneratedService   core.Code = "gateway-generated-service"
+	CodeAssumedService     core.Code = "gateway-service-from-spec"
+	CodeOwnedService       core.Code = "gateway-owned-service"
+	CodeProxyProtocol      core.Code = "gateway-proxy-protocol"
+	CodeProxyOptional      core.Code = "gateway-proxy-protocol-optional"
+	CodeInfrastructure     core.Code = "gateway-infrastructure"
 	CodeImplementationOwns core.Code = "gateway-implementation-owns-field"
-	CodeListeners        core.Code = "gateway-listeners"
+	CodeListeners          core.Code = "gateway-listeners"
 )
 
 var (
