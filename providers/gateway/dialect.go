@@ -54,8 +54,9 @@ func NewDialect(inner core.Dialect, opts *Options) *Dialect {
 // Name is the wrapped dialect's: the cloud decides the provider.
 func (d *Dialect) Name() string { return d.inner.Name() }
 
-// Rules are the wrapped dialect's and the Gateway layer's.
-func (d *Dialect) Rules() []core.Rule { return append(d.inner.Rules(), Rules()...) }
+// Rules are the wrapped dialect's; the Gateway layer's own are listed once by Rules (a host
+// that lists every code, like docs/reasons.md, adds them beside the clouds').
+func (d *Dialect) Rules() []core.Rule { return d.inner.Rules() }
 
 // Inner is the wrapped dialect.
 func (d *Dialect) Inner() core.Dialect { return d.inner }

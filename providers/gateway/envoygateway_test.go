@@ -276,7 +276,9 @@ spec:
 		t.Fatal(err)
 	}
 	start = time.Now()
-	waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return s.Annotations[preventKey] == "true" && s.Labels["loopguard.io/test"] == "touched" })
+	waitService(t, ctx, cs, logs, func(s *corev1.Service) bool {
+		return s.Annotations[preventKey] == "true" && s.Labels["loopguard.io/test"] == "touched"
+	})
 	t.Logf("Envoy Gateway reverted the direct write %v after the Gateway changed", time.Since(start).Round(time.Millisecond))
 }
 
