@@ -260,7 +260,7 @@ spec:
 		t.Fatal(err)
 	}
 	start = time.Now()
-	reverted := waitFor(ctx, 30*time.Second, func() bool {
+	reverted := waitFor(ctx, 10*time.Second, func() bool {
 		s, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
 		return err == nil && s.Annotations[preventKey] == "true"
 	})
