@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -139,6 +141,20 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	return d.inner.Translate(obj, c)
 }
 
+// classOf finds a GatewayClass by name. GatewayClasses are cluster-scoped, but a reader that
+// does not know the kind may have given it a default namespace.
+func classOf(c *core.Cluster, name string) *unstructured.Unstructured {
+	if u := c.Custom(Group, "GatewayClass", "", name); u != nil {
+		return u
+	}
+	for _, u := range c.CustomList(Group, "GatewayClass") {
+		if u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
 func gatewayIn(c *core.Cluster, ns, name string) bool {
 	for _, u := range c.CustomList(Group, "Gateway") {
 		if u.GetNamespace() == ns && u.GetName() == name {
@@ -165,7 +181,7 @@ type view struct {
 func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	v := &view{gw: gw}
 	if c != nil {
-		v.class = c.Custom(Group, "GatewayClass", "", string(gw.Spec.GatewayClassName))
+		v.class = classOf(c, string(gw.Spec.GatewayClassName))
 	}
 	if v.class != nil {
 		name, _, _ := unstructured.NestedString(v.class.Object, "spec", "controllerName")
@@ -239,7 +255,7 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		// defaults to Local (api/v1alpha1/kubernetes_helpers.go); EnvoyProxy's envoyService
 		// annotations and labels are copied over the Gateway's.
 		svc.Namespace = d.opts.EnvoyGatewayNamespace
-		svc.Name = "envoy-" + gw.Namespace + "-" + gw.Name
+		svc.Name = envoyServiceName(gw.Namespace, gw.Name)
 		svc.Labels[labelEGOwningName] = gw.Name
 		svc.Labels[labelEGOwningNamespace] = gw.Namespace
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
@@ -391,4 +407,19 @@ func listeners(gw *gwv1.Gateway) string {
 func stringMap(m map[string]any, key string) map[string]string {
 	out, _, _ := unstructured.NestedStringMap(m, key)
 	return out
+}
+
+// envoyServiceName is the name Envoy Gateway gives a Gateway's Service (without merged
+// Gateways or an EnvoyProxy envoyService.name): "envoy-" and the IR key "ns/name" with "/" as
+// "-", cut at 48 characters, then the first 8 hex digits of its SHA-256
+// (internal/infrastructure/kubernetes/proxy/resource.go ExpectedResourceHashedName,
+// internal/utils/misc.go GetHashedName). The envoy gateway test checks it against the real one.
+func envoyServiceName(ns, name string) string {
+	key := ns + "/" + name
+	sum := sha256.Sum256([]byte(key))
+	resource := strings.ReplaceAll(key, "/", "-")
+	if len(resource) > 48 {
+		resource = strings.TrimSuffix(resource[:48], "-")
+	}
+	return "envoy-" + resource + "-" + hex.EncodeToString(sum[:])[:8]
 }

@@ -151,6 +151,9 @@ spec:
 	start = time.Now()
 	svc := waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return s.Annotations[subnetKey] == "subnet-3f9a2c1d" })
 	t.Logf("Envoy Gateway generated Service %s/%s in %v", svc.Namespace, svc.Name, time.Since(start).Round(time.Millisecond))
+	if want := gateway.EnvoyServiceName("shop", "web"); svc.Name != want {
+		t.Errorf("generated Service %s, loopguard names it %s when judging the Gateway alone", svc.Name, want)
+	}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		t.Fatalf("generated Service type %s, want LoadBalancer", svc.Spec.Type)
 	}

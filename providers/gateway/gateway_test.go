@@ -87,7 +87,7 @@ func TestGatewayVerdictIsItsService(t *testing.T) {
 	plain := tencent.NewDialect(nil)
 	d := gateway.NewDialect(plain, nil)
 	gw := find(t, objs, "Gateway", "shop", "web")
-	svc := find(t, objs, "Service", "envoy-gateway-system", "envoy-shop-web-4c1f2b8e")
+	svc := find(t, objs, "Service", "envoy-gateway-system", "envoy-shop-web-97375646")
 
 	got := evaluate(t, d, gw, c, profile.Policy)
 	want := evaluate(t, plain, svc, c, profile.Policy)
@@ -102,7 +102,7 @@ func TestGatewayVerdictIsItsService(t *testing.T) {
 	if got.Assessment.Risk != core.RiskAtRisk {
 		t.Errorf("risk = %s, want at-risk (a private CLB, an Envoy proxy on a client's node)", got.Assessment.Risk)
 	}
-	if r := got.Exposure.Reasons[0]; r.Code != gateway.CodeGeneratedService || !strings.Contains(r.Message, "envoy-shop-web-4c1f2b8e") {
+	if r := got.Exposure.Reasons[0]; r.Code != gateway.CodeGeneratedService || !strings.Contains(r.Message, "envoy-shop-web-97375646") {
 		t.Errorf("first reason = %+v, want %s naming the generated Service", r, gateway.CodeGeneratedService)
 	}
 	if n := got.Exposure.Notes[0]; n.Code != gateway.CodeListeners || !strings.Contains(n.Message, "https 443/HTTPS shop.example.com") {
@@ -305,7 +305,7 @@ func TestPlanGoesThroughTheGateway(t *testing.T) {
 	}
 	found := false
 	for _, chk := range p.Checks {
-		if chk.Object.Kind == "Service" && chk.Object.Name == "envoy-shop-web-4c1f2b8e" && chk.Edit.Value == "true" {
+		if chk.Object.Kind == "Service" && chk.Object.Name == "envoy-shop-web-97375646" && chk.Edit.Value == "true" {
 			found = true
 		}
 	}
