@@ -363,6 +363,9 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 				e.Needs.ProxyVersion = need.version
 			}
 			lead = append(lead, ruleProxyProtocol.Because(need.msg))
+			if e.ProxyProtocol != core.Yes {
+				e.Notes = append(e.Notes, ruleProxyNotSent.Because(fmt.Sprintf("%s requires the PROXY protocol header on Gateway %s/%s, and nothing says the load balancer sends it.", implName(v), gw.Namespace, gw.Name)))
+			}
 		default:
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
 		}

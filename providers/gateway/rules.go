@@ -19,6 +19,7 @@ const (
 	CodeInfrastructure     core.Code = "gateway-infrastructure"
 	CodeImplementationOwns core.Code = "gateway-implementation-owns-field"
 	CodeListeners          core.Code = "gateway-listeners"
+	CodeProxyNotSent       core.Code = "gateway-proxy-protocol-not-sent"
 )
 
 var (
@@ -43,6 +44,9 @@ var (
 	ruleImplementationOwns = core.Rule{Code: CodeImplementationOwns,
 		Summary: "The implementation sets this field of the generated Service from its own configuration; a write on the Service would be reverted, so it is for you to set there.",
 		Source:  srcInfra}
+	ruleProxyNotSent = core.Rule{Code: CodeProxyNotSent,
+		Summary: "The implementation requires a PROXY protocol header, but nothing loopguard reads says the load balancer sends one: connections from outside the cluster fail too until the LB's PROXY protocol is turned on (through spec.infrastructure.annotations).",
+		Source:  srcProxy}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
@@ -51,5 +55,5 @@ var (
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
 	return []core.Rule{ruleGeneratedService, ruleAssumedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners}
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent}
 }
