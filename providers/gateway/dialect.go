@@ -283,6 +283,12 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		svc.Name = "envoy-" + gw.Name
 		svc.Labels[labelContourOwning] = gw.Name
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	case NGINXGatewayFabric:
+		// internal/controller/provisioner/objects.go: a LoadBalancer Service named after the
+		// Gateway and its class, externalTrafficPolicy Local unless the NginxProxy's
+		// spec.kubernetes.service says otherwise.
+		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	case Cilium:
 		svc.Name = "cilium-gateway-" + gw.Name
 		svc.Labels[labelCiliumOwning] = gw.Name
@@ -384,7 +390,7 @@ func implName(v *view) string {
 
 func extraDefaults(v *view) string {
 	switch v.impl {
-	case EnvoyGateway, Contour:
+	case EnvoyGateway, Contour, NGINXGatewayFabric:
 		return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
 	}
 	return ""

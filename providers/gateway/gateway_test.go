@@ -22,11 +22,12 @@ func TestOwnerOf(t *testing.T) {
 		return []metav1.OwnerReference{{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: name, UID: "u"}}
 	}
 	cases := map[string]struct {
-		reason string
-		labels map[string]string
-		owners []metav1.OwnerReference
-		want   gateway.Owner
-		ok     bool
+		reason      string
+		labels      map[string]string
+		annotations map[string]string
+		owners      []metav1.OwnerReference
+		want        gateway.Owner
+		ok          bool
 	}{
 		"EnvoyGateway": {reason: "Envoy Gateway names the Gateway's namespace too: its Service is in its own namespace",
 			labels: map[string]string{"gateway.envoyproxy.io/owning-gateway-name": "web", "gateway.envoyproxy.io/owning-gateway-namespace": "shop"},
@@ -47,13 +48,16 @@ func TestOwnerOf(t *testing.T) {
 		"StandardLabel": {reason: "GEP-1762's label alone",
 			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"},
 			want:   gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
+		"NGINXGatewayFabricLongName": {reason: "NGINX Gateway Fabric's annotation for a name too long for a label",
+			annotations: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"},
+			want:        gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
 		"OtherOwner": {reason: "an ownerReference to something else is not a Gateway's",
 			owners: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}},
 		"Plain": {reason: "a Service nobody generated"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "svc", Labels: tc.labels, OwnerReferences: tc.owners}}
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "svc", Labels: tc.labels, Annotations: tc.annotations, OwnerReferences: tc.owners}}
 			got, ok := gateway.OwnerOf(svc)
 			if ok != tc.ok {
 				t.Fatalf("%s: ok = %v, want %v", tc.reason, ok, tc.ok)

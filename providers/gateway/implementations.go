@@ -135,6 +135,11 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 		}
 		return o, true
 	}
+	// NGINX Gateway Fabric puts the Gateway's name in an annotation of the same key when it is
+	// too long for a label value (internal/controller/provisioner/objects.go).
+	if n := svc.Annotations[LabelGatewayName]; n != "" {
+		return Owner{Namespace: svc.Namespace, Name: n, By: "annotation " + LabelGatewayName}, true
+	}
 	return Owner{}, false
 }
 
