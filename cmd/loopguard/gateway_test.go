@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,21 @@ func TestGatewayExample(t *testing.T) {
 	}
 	if !strings.Contains(out, `change: cluster: Gateway shop/web: spec.infrastructure.annotations["service.cloud.tencent.com/prevent-loopback"]: (unset) → true (server-side apply)`) {
 		t.Errorf("plan does not write the remedy on the Gateway:\n%s", out)
+	}
+	// The example's README shows lines of both outputs.
+	assessOut, _, _ := runCLI(t, "", "assess", "-f", "examples/gateway")
+	readme, err := os.ReadFile("examples/gateway/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(readme), "```")
+	for i := 1; i < len(parts); i += 2 { // the fenced blocks
+		if block := parts[i]; strings.HasPrefix(block, "\n") {
+			for _, l := range strings.Split(strings.Trim(block, "\n"), "\n") {
+				if !strings.Contains(assessOut, l) && !strings.Contains(out, l) {
+					t.Errorf("examples/gateway/README.md shows a line neither assess nor plan prints:\n%s", l)
+				}
+			}
+		}
 	}
 }

@@ -189,6 +189,8 @@ spec:
   rewriteClientIP: {mode: XForwardedFor}`},
 		"Istio": {want: core.Yes, objs: class("istio.io/gateway-controller", "") +
 			gw(`proxy.istio.io/config: '{"gatewayTopology":{"proxyProtocol":{}}}'`, "")},
+		"DeclaredOnTheGateway": {want: core.Yes, objs: class("projectcontour.io/gateway-controller", "") +
+			gw(`loopguard.io/backend-expects: proxy-protocol`, "")},
 		"Cilium": {want: core.Yes, objs: class("io.cilium/gateway-controller", "") + gw("", "") + `
 ---
 apiVersion: v1
