@@ -119,11 +119,34 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 			continue
 		}
 		moved, user, checks := d.redirect(v, &ch)
-		out.Changes = append(out.Changes, moved...)
+		out.Changes = appendMerged(out.Changes, moved)
 		out.Changes = append(out.Changes, user...)
 		out.Checks = append(out.Checks, checks...)
 	}
 	return &out, nil
+}
+
+// appendMerged appends moved changes, folding one into an earlier server-side apply on the
+// same object: each apply under loopguard's field manager names every field loopguard wants
+// there, and two applies naming different fields would each take back the other's.
+func appendMerged(list, moved []core.Change) []core.Change {
+	for _, m := range moved {
+		merged := false
+		for i := range list {
+			if c := &list[i]; c.By == core.WriterCluster && c.Strategy == core.StrategyApply && c.Object != nil && *c.Object == *m.Object && !c.Create {
+				c.Edits = append(c.Edits, m.Edits...)
+				c.Field += ", " + m.Field
+				c.From += ", " + m.From
+				c.To += ", " + m.To
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			list = append(list, m)
+		}
+	}
+	return list
 }
 
 func isService(k *core.ObjectKey, svc *corev1.Service) bool {
