@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
@@ -48,7 +48,7 @@ type GatewayController struct {
 	// remedy apply would take back the annotation.
 	verdicts *kube.Writer
 	events   recorder.EventRecorder
-	log    hclog.Logger
+	log      hclog.Logger
 }
 
 // VerdictFieldManager owns the verdict annotation on Gateways.

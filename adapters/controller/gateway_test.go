@@ -44,7 +44,8 @@ func gatewayCRDs(t *testing.T) []string {
 	return crds
 }
 
-// TestGatewayEnforceWritesTheGatewayNotItsService: the Gateway reconciler judges a Gateway
+// TestGatewayEnforceWritesTheGatewayNotItsService: the Gateway reconciler, running with
+// deploy/'s RBAC, judges a Gateway
 // through the Service Envoy Gateway generated (simulated here; providers/gateway runs the real
 // controller), writes the remedy on the Gateway's spec.infrastructure, leaves the Service to its
 // owner, publishes the verdict on the Gateway, and re-judges it when the Service changes.
@@ -109,10 +110,16 @@ spec:
 		t.Fatal(err)
 	}
 
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0"})
+	// The controller runs as deploy/'s ServiceAccount with exactly its RBAC (report-only and
+	// enforce), so a rule the Gateway reconciler needs and the files lack fails this test.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loopguard-gw"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml", "../../deploy/enforce/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
+	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: leaseNS})
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip}
-	mgr, err := manager.New(srv.Config(), mo)
+	mgr, err := manager.New(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,6 +104,11 @@ func run() error {
 	if *webhooks {
 		c.SetupWebhooks(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
 	}
+	// Gateways, where the cluster serves Gateway API: judged through the Service their
+	// implementation generates, fixed on the Gateway (docs/gateway.md).
+	if _, err := controller.SetupGateways(mgr, p, opts); err != nil {
+		return err
+	}
 	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
