@@ -8,15 +8,18 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
@@ -162,6 +165,19 @@ spec:
 		if m.Manager == core.FieldManager {
 			t.Errorf("loopguard wrote the generated Service: %s", m.FieldsV1.Raw)
 		}
+	}
+	// The webhook warns at create about a second Gateway like the first (its Service not
+	// generated yet: judged from the Gateway), and denies it when asked to.
+	second := []byte(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{"name":"api","namespace":"shop"},"spec":{"gatewayClassName":"eg","infrastructure":{"annotations":{"` + subnet + `":"subnet-3f9a2c1d"}},` +
+		`"listeners":[{"name":"http","port":80,"protocol":"HTTP"}]}}`)
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "shop", Name: "api",
+		Kind: metav1.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}, Object: runtime.RawExtension{Raw: second}}}
+	warn := g.validate(ctx, req, &WebhookOptions{})
+	if !warn.Allowed || len(warn.Warnings) != 1 || !strings.Contains(warn.Warnings[0], "Gateway shop/api") {
+		t.Errorf("webhook on an at-risk Gateway: allowed %v, warnings %v; want admitted with a warning naming it", warn.Allowed, warn.Warnings)
+	}
+	if deny := g.validate(ctx, req, &WebhookOptions{DenyAtRisk: true}); deny.Allowed {
+		t.Errorf("webhook with DenyAtRisk admitted an at-risk Gateway: %v", deny.Warnings)
 	}
 	// Envoy Gateway copies the annotation to its Service: the Gateway is re-judged safe.
 	patch := []byte(`{"metadata":{"annotations":{"` + prevent + `":"true"}}}`)

@@ -106,8 +106,12 @@ func run() error {
 	}
 	// Gateways, where the cluster serves Gateway API: judged through the Service their
 	// implementation generates, fixed on the Gateway (docs/gateway.md).
-	if _, err := controller.SetupGateways(mgr, p, opts); err != nil {
+	gc, err := controller.SetupGateways(mgr, p, opts)
+	if err != nil {
 		return err
+	}
+	if *webhooks && gc != nil {
+		gc.SetupWebhook(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
 	}
 	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
