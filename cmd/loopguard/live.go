@@ -156,8 +156,10 @@ func (l *liveOptions) parseObjects() ([]ObjectRef, error) {
 			kind = "Service"
 		case "ingress", "ingresses", "ing":
 			kind = "Ingress"
+		case "gateway", "gateways", "gtw":
+			kind = "Gateway"
 		default:
-			return nil, usagef("--object %q: the kind is Service or Ingress", s)
+			return nil, usagef("--object %q: the kind is Service, Ingress or Gateway", s)
 		}
 		if l.namespace != "" && parts[1] != l.namespace {
 			return nil, usagef("--object %q is outside --namespace %q", s, l.namespace)
