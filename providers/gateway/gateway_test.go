@@ -381,3 +381,35 @@ spec:
 		t.Fatalf("err = %v, want an InvalidError naming the unknown field", err)
 	}
 }
+
+// TestGeneratedServiceAloneIsFixedThroughItsGateway: a generated Service whose Gateway is not
+// among the inputs is judged as a Service, but its plan still goes to the Gateway its labels
+// name, never to the Service.
+func TestGeneratedServiceAloneIsFixedThroughItsGateway(t *testing.T) {
+	profile, objs := readExample(t)
+	var kept []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			kept = append(kept, o)
+		}
+	}
+	c, err := core.NewCluster(profile, kept...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.Plan(context.Background(), find(t, kept, "Service", "envoy-gateway-system", "envoy-shop-web-97375646"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Object.Kind != "Service" {
+		t.Errorf("plan object %v, want the Service (its Gateway is not among the inputs)", p.Object)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "Gateway" || p.Changes[0].Object.Namespace != "shop" || p.Changes[0].Object.Name != "web" {
+		t.Fatalf("changes %v, want one on Gateway shop/web", p.Changes)
+	}
+}
