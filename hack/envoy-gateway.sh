@@ -5,7 +5,8 @@
 # bin/envoy-gateway and the CRDs the controller needs (crds/: the Gateway API CRDs of the
 # sigs.k8s.io/gateway-api release Envoy Gateway requires, and Envoy Gateway's own CRDs, both
 # copied from the modules). Envoy Gateway's requirements never enter loopguard's go.mod: the
-# build happens in its own module. Measured cold on two busy cores: see docs/gateway.md.
+# build happens in its own module. Measured on two busy cores: 851 s cold, 22 s with a warm Go
+# build cache (docs/gateway.md#proof).
 #
 #   ENVOY_GATEWAY_VERSION (default below) picks the release.
 set -euo pipefail
