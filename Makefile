@@ -17,7 +17,7 @@ export CGO_ENABLED ?= 0
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-.PHONY: test race build lint bench bench-converge bench-scale fuzz fuzz-short update help
+.PHONY: test race build lint bench bench-converge bench-scale fuzz fuzz-short envoy-gateway update help
 
 # test pipes go test -json through hack/testsummary; pipefail keeps go test's own exit status.
 SHELL := bash
@@ -75,6 +75,11 @@ fuzz:
 ## fuzz-short: every fuzz target of the module for FUZZTIME (3s by default); .ci/run runs it
 fuzz-short:
 	FUZZTIME=$(or $(filter-out 30s,$(FUZZTIME)),3s) hack/fuzz-short.sh
+
+## envoy-gateway: the Gateway API proof against Envoy Gateway's real controller (docs/gateway.md;
+## builds and caches Envoy Gateway once: ~14 min cold on two cores, then the test takes ~30 s; root)
+envoy-gateway:
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" LOOPGUARD_ENVOY_GATEWAY="$$(hack/envoy-gateway.sh)" $(GO) test -count=1 -run '^TestEnvoyGateway' -v ./providers/gateway/
 
 ## update: rewrite the CLI's golden files and docs/reasons.md after an intended change
 update:

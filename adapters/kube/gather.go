@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -25,6 +26,9 @@ type GatherOptions struct {
 	// Custom lists extra namespaced resources to read as unstructured (a cloud's CRDs, such
 	// as TKE's TkeServiceConfig). A resource the cluster does not serve is skipped.
 	Custom []schema.GroupVersionResource
+	// ClusterCustom lists extra cluster-scoped resources to read as unstructured (Gateway
+	// API's GatewayClasses); read whatever Namespace says.
+	ClusterCustom []schema.GroupVersionResource
 }
 
 // Gather reads the objects loopguard evaluates from a live cluster: Services, Ingresses,
@@ -85,13 +89,19 @@ func Gather(ctx context.Context, cfg *rest.Config, opts *GatherOptions) ([]runti
 	}
 	add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), ptrs(cms.Items))
 
-	if len(opts.Custom) > 0 {
+	if len(opts.Custom)+len(opts.ClusterCustom) > 0 {
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		for _, gvr := range opts.Custom {
-			list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, lo)
+		for i, gvr := range append(append([]schema.GroupVersionResource(nil), opts.Custom...), opts.ClusterCustom...) {
+			r := dyn.Resource(gvr)
+			var list *unstructured.UnstructuredList
+			if i < len(opts.Custom) {
+				list, err = r.Namespace(ns).List(ctx, lo)
+			} else {
+				list, err = r.List(ctx, lo)
+			}
 			if err != nil {
 				if isNotServed(err) {
 					continue

@@ -19,7 +19,10 @@ import (
 // Spec is a resource's configuration: the object to protect and what the user is willing to
 // give up for it.
 type Spec struct {
-	// Kind is Service (the default) or Ingress.
+	// Kind is Service (the default), Ingress or Gateway (Gateway API; the Backend's Provider
+	// must then be wrapped with providers/gateway.Wrap, and Facts must return the Gateway's
+	// GatewayClass and the Service its implementation generated, as adapters/kube's Gather
+	// does with gateway.Resources).
 	Kind      string
 	Namespace string
 	Name      string
@@ -45,22 +48,26 @@ func (s *Spec) kind() string {
 
 func (s *Spec) key() core.ObjectKey {
 	k := core.ObjectKey{APIVersion: "v1", Kind: "Service", Namespace: s.Namespace, Name: s.Name}
-	if s.kind() == "Ingress" {
+	switch s.kind() {
+	case "Ingress":
 		k.APIVersion, k.Kind = "networking.k8s.io/v1", "Ingress"
+	case "Gateway":
+		k.APIVersion, k.Kind = "gateway.networking.k8s.io/v1", "Gateway"
 	}
 	return k
 }
 
-// ID is the resource's ID: namespace/name for a Service, Ingress/namespace/name for an Ingress.
+// ID is the resource's ID: namespace/name for a Service, Kind/namespace/name for an Ingress
+// or a Gateway.
 func (s *Spec) ID() string {
-	if s.kind() == "Ingress" {
-		return "Ingress/" + s.Namespace + "/" + s.Name
+	if k := s.kind(); k != "Service" {
+		return k + "/" + s.Namespace + "/" + s.Name
 	}
 	return s.Namespace + "/" + s.Name
 }
 
 // ParseID reads an ID as ImportState gets it: namespace/name (a Service) or
-// Kind/namespace/name (Service or Ingress).
+// Kind/namespace/name (Service, Ingress or Gateway).
 func ParseID(id string) (Spec, error) {
 	parts := strings.Split(id, "/")
 	var s Spec
@@ -72,8 +79,8 @@ func ParseID(id string) (Spec, error) {
 	default:
 		return Spec{}, fmt.Errorf("import ID %q: want namespace/name (a Service) or Ingress/namespace/name", id)
 	}
-	if s.Kind != "Service" && s.Kind != "Ingress" {
-		return Spec{}, fmt.Errorf("import ID %q: the kind is Service or Ingress, not %q", id, s.Kind)
+	if s.Kind != "Service" && s.Kind != "Ingress" && s.Kind != "Gateway" {
+		return Spec{}, fmt.Errorf("import ID %q: the kind is Service, Ingress or Gateway, not %q", id, s.Kind)
 	}
 	if s.Namespace == "" || s.Name == "" {
 		return Spec{}, fmt.Errorf("import ID %q: want namespace/name, both non-empty", id)
@@ -162,8 +169,8 @@ func (b *Backend) log() hclog.Logger {
 // gone (read).
 func (b *Backend) prepare(ctx context.Context, s *Spec) (*env, Diagnostics, bool) {
 	ref := s.Ref()
-	if k := s.kind(); k != "Service" && k != "Ingress" {
-		return nil, Diagnostics{{Severity: Error, Attribute: AttrKind, Summary: fmt.Sprintf("kind %q: loopguard protects a Service or an Ingress", k)}}, false
+	if k := s.kind(); k != "Service" && k != "Ingress" && k != "Gateway" {
+		return nil, Diagnostics{{Severity: Error, Attribute: AttrKind, Summary: fmt.Sprintf("kind %q: loopguard protects a Service, an Ingress or a Gateway", k)}}, false
 	}
 	if s.Namespace == "" || s.Name == "" {
 		return nil, Diagnostics{{Severity: Error, Attribute: AttrName, Summary: "namespace and name are required"}}, false
@@ -179,7 +186,10 @@ func (b *Backend) prepare(ctx context.Context, s *Spec) (*env, Diagnostics, bool
 	if u == nil {
 		return nil, nil, false
 	}
-	obj, err := dialect.TypedFromUnstructured(u)
+	var obj runtime.Object = u // a Gateway is read as unstructured (providers/gateway)
+	if s.kind() != "Gateway" {
+		obj, err = dialect.TypedFromUnstructured(u)
+	}
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(ref, "read", err, nil)}, false
 	}

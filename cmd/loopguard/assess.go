@@ -411,7 +411,7 @@ func (o *assessOptions) chooseDialect(set *manifest.Set, p *core.ClusterProfile,
 		strings.Join(parts, "; "), quoteList(providerNames()))
 }
 
-// exposure is one Service or Ingress to evaluate.
+// exposure is one Service, Ingress or Gateway to evaluate.
 type exposure struct {
 	obj *manifest.Object
 	// also lists earlier definitions of the same object, which the later one replaces.
@@ -429,6 +429,10 @@ func exposures(set *manifest.Set) []*exposure {
 		switch set.Objects[i].Object.(type) {
 		case *corev1.Service, *networkingv1.Ingress:
 			objs = append(objs, int32(i))
+		default:
+			if isGateway(set.Objects[i].Object) {
+				objs = append(objs, int32(i))
+			}
 		}
 	}
 	refs := make([]core.ObjectRef, len(objs))

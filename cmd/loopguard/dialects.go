@@ -37,14 +37,14 @@ type driverEnv struct {
 }
 
 func dialectEntries() []dialectEntry {
-	return []dialectEntry{
+	return withGateways([]dialectEntry{
 		{name: tencent.Name, newDialect: func() core.Dialect { return tencent.NewDialect(nil) },
 			recognizes: tencent.Recognizes, capabilities: tencent.Capabilities(), newProvider: newTencentProvider},
 		{name: volcengine.Name, newDialect: func() core.Dialect { return volcengine.NewDialect(nil) },
 			recognizes: volcengine.Recognizes, newProvider: newVolcengineProvider},
 		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
 			recognizes: kubernetes.Recognizes, fallback: true},
-	}
+	})
 }
 
 // newTencentProvider is TKE in its default mode: remedies are written as annotations and

@@ -123,7 +123,9 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 	if where == "in-cluster" {
 		src.Name = where
 	}
-	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace, Custom: []schema.GroupVersionResource{tkeServiceConfigs}})
+	gwNamespaced, gwCluster := gatewayResources()
+	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace,
+		Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster})
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
 	}
@@ -154,8 +156,10 @@ func (l *liveOptions) parseObjects() ([]ObjectRef, error) {
 			kind = "Service"
 		case "ingress", "ingresses", "ing":
 			kind = "Ingress"
+		case "gateway", "gateways", "gtw":
+			kind = "Gateway"
 		default:
-			return nil, usagef("--object %q: the kind is Service or Ingress", s)
+			return nil, usagef("--object %q: the kind is Service, Ingress or Gateway", s)
 		}
 		if l.namespace != "" && parts[1] != l.namespace {
 			return nil, usagef("--object %q is outside --namespace %q", s, l.namespace)

@@ -208,7 +208,7 @@ func TestPlanScanApplyExitCodes(t *testing.T) {
 		},
 		"apply: --object of another kind": {
 			args: []string{"apply", "--object", "Deployment/shop/checkout"}, code: exitInput, noOutput: true,
-			stderr: "the kind is Service or Ingress",
+			stderr: "the kind is Service, Ingress or Gateway",
 		},
 		"apply: --object outside the namespace": {
 			args: []string{"apply", "-n", "shop", "--object", "Service/other/checkout"}, code: exitInput, noOutput: true,

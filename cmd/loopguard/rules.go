@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/core/dialect"
+	"github.com/loopguard/loopguard/providers/gateway"
 )
 
 // The CLI's own rules: remarks about the inputs, not physics.
@@ -31,6 +32,7 @@ func ruleGroups() []ruleGroup {
 	for _, d := range dialectEntries() {
 		groups = append(groups, ruleGroup{Title: "dialect " + d.name, Package: "github.com/loopguard/loopguard/providers/" + d.name, Rules: d.newDialect().Rules()})
 	}
+	groups = append(groups, ruleGroup{Title: "Gateway API (every cloud)", Package: "github.com/loopguard/loopguard/providers/gateway", Rules: gateway.Rules()})
 	groups = append(groups, ruleGroup{Title: "loopguard CLI", Package: "github.com/loopguard/loopguard/cmd/loopguard", Rules: cliRules()})
 	return groups
 }

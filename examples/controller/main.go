@@ -104,6 +104,15 @@ func run() error {
 	if *webhooks {
 		c.SetupWebhooks(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
 	}
+	// Gateways, where the cluster serves Gateway API: judged through the Service their
+	// implementation generates, fixed on the Gateway (docs/gateway.md).
+	gc, err := controller.SetupGateways(mgr, p, opts)
+	if err != nil {
+		return err
+	}
+	if *webhooks && gc != nil {
+		gc.SetupWebhook(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
+	}
 	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

@@ -1,0 +1,263 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/loopguard/loopguard/adapters/kube"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
+)
+
+// GatewayController reconciles Gateway API Gateways: it judges each through the LoadBalancer
+// Service its implementation generated (providers/gateway), publishes the verdict on the
+// Gateway (the loopguard.io/verdict annotation and an Event), and in enforcing mode applies
+// the plan, which writes the Gateway's spec.infrastructure (or the implementation's own
+// resource), never the generated Service. Build it with SetupGateways, beside Setup.
+type GatewayController struct {
+	rec     *core.Reconciler
+	dialect core.Dialect
+	profile core.ClusterProfile
+	enforce bool
+	cms     []types.NamespacedName
+	// extra are the implementations' kinds the cluster serves (GatewayClass, EnvoyProxy, ...).
+	extra  []schema.GroupVersionKind
+	cache  client.Reader
+	writer *kube.Writer
+	// verdicts writes the verdict annotation under a field manager of its own: a server-side
+	// apply under loopguard's manager that named only the annotation would take back the
+	// remedy the Reconciler applied to the same Gateway under that manager, and the next
+	// remedy apply would take back the annotation.
+	verdicts *kube.Writer
+	events   recorder.EventRecorder
+	log      hclog.Logger
+}
+
+// VerdictFieldManager owns the verdict annotation on Gateways.
+const VerdictFieldManager = core.FieldManager + "-verdict"
+
+var gatewayGVK = schema.GroupVersionKind{Group: gateway.Group, Version: "v1", Kind: "Gateway"}
+
+// SetupGateways registers the Gateway reconciler with mgr. p is the cloud's Provider, as for
+// Setup; it is wrapped with gateway.Wrap. A cluster that does not serve Gateways gets no
+// reconciler and no error (nil, nil), so a host can always call it.
+func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*GatewayController, error) {
+	if p == nil {
+		return nil, &core.KindError{Kind: core.ErrInvalid, Msg: "controller: a Provider is required"}
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	log = log.Named("gateway")
+	if _, err := mgr.GetRESTMapper().RESTMapping(gatewayGVK.GroupKind(), gatewayGVK.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			log.Info("Gateway API is not served; Gateways are not reconciled")
+			return nil, nil
+		}
+		return nil, err
+	}
+	w, err := kube.NewWriter(mgr.GetConfig(), &kube.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	verdicts, err := kube.NewWriter(mgr.GetConfig(), &kube.Options{Logger: log, FieldManager: VerdictFieldManager})
+	if err != nil {
+		return nil, err
+	}
+	wp, ok := p.(*gateway.Provider)
+	if !ok {
+		wp = gateway.Wrap(p, nil)
+	}
+	g := &GatewayController{
+		dialect: wp.Dialect(), profile: opts.Profile, enforce: opts.Enforce, cms: opts.ConfigMaps,
+		cache: mgr.GetCache(), writer: w, verdicts: verdicts, events: mgr.GetEventRecorder(core.FieldManager), log: log,
+		rec: core.NewReconciler(wp, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy)),
+	}
+	nsd, cl := gateway.Resources()
+	for _, gvr := range append(nsd, cl...) {
+		gvk, err := mgr.GetRESTMapper().KindFor(gvr)
+		if err != nil {
+			continue // not served: nothing of that kind to read
+		}
+		if gvk != gatewayGVK {
+			g.extra = append(g.extra, gvk)
+		}
+	}
+	// The cloud's own kinds (TKE's TkeServiceConfig), as Setup reads them.
+	for _, gvk := range opts.Custom {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			g.extra = append(g.extra, gvk)
+		}
+	}
+	gw := &unstructured.Unstructured{}
+	gw.SetGroupVersionKind(gatewayGVK)
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named("loopguard-gateway").
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(gw).
+		// The generated Service changes (created, its endpoints, an annotation copied): the
+		// Gateway's verdict may change with it.
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if svc, ok := o.(*corev1.Service); ok {
+				if owner, ok := gateway.OwnerOf(svc); ok {
+					return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}}}
+				}
+			}
+			return nil
+		}))
+	if err := b.Complete(reconcile.Func(g.reconcile)); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	gw := &unstructured.Unstructured{}
+	gw.SetGroupVersionKind(gatewayGVK)
+	if err := g.cache.Get(ctx, req.NamespacedName, gw); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	gw = gw.DeepCopy()
+	cl, err := g.facts(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	res, evalErr := core.Evaluate(g.dialect, gw, cl, g.profile.Policy)
+	if core.IsNotExposed(evalErr) {
+		return reconcile.Result{}, nil
+	}
+	if evalErr != nil && !errors.Is(evalErr, core.ErrInvalid) {
+		return reconcile.Result{}, fmt.Errorf("Gateway %s: evaluate: %w", req.NamespacedName, evalErr)
+	}
+	v := verdictOf(res, evalErr)
+	var result reconcile.Result
+	if g.enforce && evalErr == nil {
+		p, err := g.rec.PlanEvaluated(ctx, gw, cl, res)
+		if err == nil && p.Blocked != nil {
+			v.block(p.Blocked)
+		}
+		if err == nil && p.Blocked == nil && !p.Empty() {
+			var out *core.Outcome
+			out, err = g.rec.Apply(ctx, p)
+			if out != nil {
+				for _, ch := range out.Written {
+					g.events.Eventf(gw, nil, corev1.EventTypeNormal, "Changed", "Apply", "%s", truncate(ch.String(), noteMax))
+				}
+			}
+		}
+		var retry *core.RetryError
+		switch {
+		case errors.As(err, &retry):
+			result.RequeueAfter = retry.After
+		case errors.Is(err, core.ErrConflict):
+			return reconcile.Result{RequeueAfter: conflictDelay}, nil
+		case err != nil:
+			g.events.Eventf(gw, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", truncate(err.Error(), noteMax))
+			return reconcile.Result{}, fmt.Errorf("Gateway %s: %w", req.NamespacedName, err)
+		}
+	}
+	want := v.reason + ": " + v.message
+	if gw.GetAnnotations()[AnnotationVerdict] == want {
+		return result, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gatewayGVK)
+	u.SetNamespace(gw.GetNamespace())
+	u.SetName(gw.GetName())
+	u.SetAnnotations(map[string]string{AnnotationVerdict: want})
+	if err := g.verdicts.Apply(ctx, u); err != nil {
+		if errors.Is(err, core.ErrConflict) {
+			return reconcile.Result{RequeueAfter: conflictDelay}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	g.events.Eventf(gw, nil, v.eventType(), v.reason, "Evaluate", "%s", v.message)
+	g.log.Info("verdict", "object", "Gateway "+req.String(), "reason", v.reason, "message", v.message)
+	return result, nil
+}
+
+// facts reads what a Gateway's evaluation reads from the cache: Nodes, Services,
+// EndpointSlices and Pods of every namespace (the generated Service may live in the
+// implementation's namespace, the clients anywhere), the named ConfigMaps, and the Gateway API
+// and implementation objects the cluster serves.
+func (g *GatewayController) facts(ctx context.Context) (*core.Cluster, error) {
+	shared := client.UnsafeDisableDeepCopy
+	var objs []runtime.Object
+	var nodes corev1.NodeList
+	if err := g.cache.List(ctx, &nodes, shared); err != nil {
+		return nil, fmt.Errorf("list Nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		objs = append(objs, &nodes.Items[i])
+	}
+	var svcs corev1.ServiceList
+	if err := g.cache.List(ctx, &svcs, shared); err != nil {
+		return nil, fmt.Errorf("list Services: %w", err)
+	}
+	for i := range svcs.Items {
+		objs = append(objs, &svcs.Items[i])
+	}
+	var slices discoveryv1.EndpointSliceList
+	if err := g.cache.List(ctx, &slices, shared); err != nil {
+		return nil, fmt.Errorf("list EndpointSlices: %w", err)
+	}
+	for i := range slices.Items {
+		objs = append(objs, &slices.Items[i])
+	}
+	var pods corev1.PodList
+	if err := g.cache.List(ctx, &pods, shared); err != nil {
+		return nil, fmt.Errorf("list Pods: %w", err)
+	}
+	for i := range pods.Items {
+		objs = append(objs, &pods.Items[i])
+	}
+	for _, key := range g.cms {
+		var cm corev1.ConfigMap
+		if err := g.cache.Get(ctx, key, &cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("get ConfigMap %s: %w", key, err)
+		}
+		objs = append(objs, &cm)
+	}
+	for _, gvk := range append([]schema.GroupVersionKind{gatewayGVK}, g.extra...) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := g.cache.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			objs = append(objs, &list.Items[i])
+		}
+	}
+	return core.NewCluster(g.profile, objs...)
+}

@@ -1,0 +1,202 @@
+package controller
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/internal/apiserver"
+	"github.com/loopguard/loopguard/providers/tencent"
+)
+
+// gatewayCRDs are Gateway API's standard-channel CRDs from the module go.mod requires.
+func gatewayCRDs(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
+	}
+	files, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in the gateway-api module (%v)", err)
+	}
+	var crds []string
+	for _, f := range files {
+		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
+			crds = append(crds, f)
+		}
+	}
+	return crds
+}
+
+// TestGatewayEnforceWritesTheGatewayNotItsService: the Gateway reconciler, running with
+// deploy/'s RBAC, judges a Gateway
+// through the Service Envoy Gateway generated (simulated here; providers/gateway runs the real
+// controller), writes the remedy on the Gateway's spec.infrastructure, leaves the Service to its
+// owner, publishes the verdict on the Gateway, and re-judges it when the Service changes.
+func TestGatewayEnforceWritesTheGatewayNotItsService(t *testing.T) {
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(gatewayCRDs(t)...))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs := srv.Client()
+	dyn, err := dynamic.NewForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"shop", "envoy-gateway-system"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := "10.0.1.11"
+	for _, n := range []string{node, "10.0.1.12", "10.0.1.13"} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"kubernetes.io/hostname": n}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(gvr schema.GroupVersionResource, ns, doc string) {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gwRes := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+	create(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}, "", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
+	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	const prevent = "service.cloud.tencent.com/prevent-loopback"
+	create(gwRes, "shop", `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  infrastructure: {annotations: {`+subnet+`: subnet-3f9a2c1d}}
+  listeners: [{name: http, port: 80, protocol: HTTP}]`)
+	// What Envoy Gateway generates for it (internal/infrastructure/kubernetes/proxy).
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "envoy-gateway-system", Name: "envoy-shop-web-97375646",
+		Labels:      map[string]string{"gateway.envoyproxy.io/owning-gateway-name": "web", "gateway.envoyproxy.io/owning-gateway-namespace": "shop"},
+		Annotations: map[string]string{subnet: "subnet-3f9a2c1d"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+			Ports: []corev1.ServicePort{{Name: "http-80", Port: 80}}}}
+	if _, err := cs.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{FieldManager: "envoy-gateway"}); err != nil {
+		t.Fatal(err)
+	}
+	ready := true
+	if _, err := cs.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name + "-a", Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}}, AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"172.16.0.21"}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The controller runs as deploy/'s ServiceAccount with exactly its RBAC (report-only and
+	// enforce), so a rule the Gateway reconciler needs and the files lack fails this test.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loopguard-gw"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml", "../../deploy/enforce/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
+	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: leaseNS})
+	skip := true
+	mo.Controller = config.Controller{SkipNameValidation: &skip}
+	mgr, err := manager.New(cfg, mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := SetupGateways(mgr, p, &Options{Profile: ipvs, Enforce: true})
+	if err != nil || g == nil {
+		t.Fatalf("SetupGateways: %v, %v", g, err)
+	}
+	mctx, mcancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	defer func() {
+		mcancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	gwAnnotation := func() (infra, verdict string) {
+		u, err := dyn.Resource(gwRes).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		infra, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructure", "annotations", prevent)
+		return infra, u.GetAnnotations()[AnnotationVerdict]
+	}
+	var infra, verdict string
+	until(t, ctx, "the remedy on the Gateway and its verdict", func() bool {
+		infra, verdict = gwAnnotation()
+		return infra == "true" && strings.HasPrefix(verdict, ReasonAtRisk+":")
+	}, func() string { return "infra " + infra + ", verdict " + verdict })
+	live, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range live.ManagedFields {
+		if m.Manager == core.FieldManager {
+			t.Errorf("loopguard wrote the generated Service: %s", m.FieldsV1.Raw)
+		}
+	}
+	// The webhook warns at create about a second Gateway like the first (its Service not
+	// generated yet: judged from the Gateway), and denies it when asked to.
+	second := []byte(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{"name":"api","namespace":"shop"},"spec":{"gatewayClassName":"eg","infrastructure":{"annotations":{"` + subnet + `":"subnet-3f9a2c1d"}},` +
+		`"listeners":[{"name":"http","port":80,"protocol":"HTTP"}]}}`)
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "shop", Name: "api",
+		Kind: metav1.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}, Object: runtime.RawExtension{Raw: second}}}
+	warn := g.validate(ctx, req, &WebhookOptions{})
+	if !warn.Allowed || len(warn.Warnings) != 1 || !strings.Contains(warn.Warnings[0], "Gateway shop/api") {
+		t.Errorf("webhook on an at-risk Gateway: allowed %v, warnings %v; want admitted with a warning naming it", warn.Allowed, warn.Warnings)
+	}
+	if deny := g.validate(ctx, req, &WebhookOptions{DenyAtRisk: true}); deny.Allowed {
+		t.Errorf("webhook with DenyAtRisk admitted an at-risk Gateway: %v", deny.Warnings)
+	}
+	// Envoy Gateway copies the annotation to its Service: the Gateway is re-judged safe.
+	patch := []byte(`{"metadata":{"annotations":{"` + prevent + `":"true"}}}`)
+	if _, err := cs.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "envoy-gateway"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the Gateway judged safe once its Service carries the remedy", func() bool {
+		_, verdict = gwAnnotation()
+		return strings.HasPrefix(verdict, ReasonNoLoop+":")
+	}, func() string { return verdict })
+}
+
+func until(t *testing.T, ctx context.Context, what string, cond func() bool, last func() string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("%s: not after %v (last: %s)", what, wait, last())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,54 @@
+package core
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Listing a Cluster's objects is for dialects that find an object by what it says about
+// another, not by name: a Gateway API implementation's generated Service names its Gateway in
+// labels (providers/gateway), a policy names its target in spec.targetRefs.
+
+type serviceListKey struct{}
+
+type customListKey struct{ group, kind string }
+
+// ServiceList returns the known Services in namespace/name order. The slice is shared: do not
+// modify it.
+func (c *Cluster) ServiceList() []*corev1.Service {
+	return c.Memo(serviceListKey{}, func() any {
+		out := make([]*corev1.Service, 0, len(c.services))
+		for _, s := range c.services {
+			out = append(out, s)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Namespace != out[j].Namespace {
+				return out[i].Namespace < out[j].Namespace
+			}
+			return out[i].Name < out[j].Name
+		})
+		return out
+	}).([]*corev1.Service)
+}
+
+// CustomList returns the known objects of one API group and kind (any version), in
+// namespace/name order. The slice is shared: do not modify it.
+func (c *Cluster) CustomList(group, kind string) []*unstructured.Unstructured {
+	return c.Memo(customListKey{group, kind}, func() any {
+		var out []*unstructured.Unstructured
+		for k, u := range c.custom {
+			if k.group == group && k.kind == kind {
+				out = append(out, u)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].GetNamespace() != out[j].GetNamespace() {
+				return out[i].GetNamespace() < out[j].GetNamespace()
+			}
+			return out[i].GetName() < out[j].GetName()
+		})
+		return out
+	}).([]*unstructured.Unstructured)
+}

@@ -1,0 +1,434 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// Options configure the Gateway layer. A nil *Options means the defaults.
+type Options struct {
+	// EnvoyGatewayNamespace is where Envoy Gateway creates the proxies' Services (its own
+	// namespace, "envoy-gateway-system" by default); used to name a Service judged from the
+	// Gateway when none is among the inputs.
+	EnvoyGatewayNamespace string
+}
+
+// DefaultEnvoyGatewayNamespace is Envoy Gateway's default namespace (its Helm chart's and
+// quickstart's).
+const DefaultEnvoyGatewayNamespace = "envoy-gateway-system"
+
+// Dialect is a core.Dialect that reads Gateways and hands every other object, and the Service
+// a Gateway's implementation generated, to the wrapped dialect. It is safe for concurrent use
+// when the wrapped one is.
+type Dialect struct {
+	inner core.Dialect
+	opts  Options
+}
+
+var _ core.Dialect = (*Dialect)(nil)
+
+// NewDialect wraps a cloud's dialect; opts may be nil.
+func NewDialect(inner core.Dialect, opts *Options) *Dialect {
+	d := &Dialect{inner: inner}
+	if opts != nil {
+		d.opts = *opts
+	}
+	if d.opts.EnvoyGatewayNamespace == "" {
+		d.opts.EnvoyGatewayNamespace = DefaultEnvoyGatewayNamespace
+	}
+	return d
+}
+
+// Name is the wrapped dialect's: the cloud decides the provider.
+func (d *Dialect) Name() string { return d.inner.Name() }
+
+// Rules are the wrapped dialect's; the Gateway layer's own are listed once by Rules (a host
+// that lists every code, like docs/reasons.md, adds them beside the clouds').
+func (d *Dialect) Rules() []core.Rule { return d.inner.Rules() }
+
+// Inner is the wrapped dialect.
+func (d *Dialect) Inner() core.Dialect { return d.inner }
+
+// IsGateway reports whether obj is a Gateway (a typed v1 Gateway, or one read as
+// unstructured, any version of the gateway.networking.k8s.io group).
+func IsGateway(obj runtime.Object) bool {
+	switch o := obj.(type) {
+	case *gwv1.Gateway:
+		return o != nil
+	case *unstructured.Unstructured:
+		gvk := o.GroupVersionKind()
+		return gvk.Group == Group && gvk.Kind == "Gateway"
+	}
+	return false
+}
+
+// AsGateway returns obj as a typed v1 Gateway. An unstructured Gateway (v1 or v1beta1, whose
+// schema is the same) is converted strictly: an unknown field or a wrong type is an
+// *core.InvalidError naming the field.
+func AsGateway(obj runtime.Object) (*gwv1.Gateway, error) {
+	switch o := obj.(type) {
+	case *gwv1.Gateway:
+		return o, nil
+	case *unstructured.Unstructured:
+		gw := &gwv1.Gateway{}
+		ref := core.ObjectRef{Kind: "Gateway", Namespace: o.GetNamespace(), Name: o.GetName()}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, gw, true); err != nil {
+			return nil, &core.InvalidError{Object: ref, Errs: field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}}
+		}
+		if errs := validate(gw); len(errs) > 0 {
+			return nil, &core.InvalidError{Object: ref, Errs: errs}
+		}
+		return gw, nil
+	}
+	return nil, fmt.Errorf("gateway: %w: %T is not a Gateway", core.ErrInvalid, obj)
+}
+
+// validate checks what the Gateway CRD's schema would refuse and loopguard relies on.
+func validate(gw *gwv1.Gateway) field.ErrorList {
+	var errs field.ErrorList
+	if gw.Spec.GatewayClassName == "" {
+		errs = append(errs, field.Required(field.NewPath("spec", "gatewayClassName"), "a Gateway names its GatewayClass"))
+	}
+	for i, l := range gw.Spec.Listeners {
+		if l.Port < 1 || l.Port > 65535 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "listeners").Index(i).Child("port"), l.Port, "must be between 1 and 65535"))
+		}
+	}
+	return errs
+}
+
+func refOf(gw *gwv1.Gateway) core.ObjectRef {
+	return core.ObjectRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
+}
+
+// KeyOf is the Gateway's ObjectKey for a cluster change.
+func KeyOf(gw *gwv1.Gateway) core.ObjectKey {
+	return core.ObjectKey{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
+}
+
+// Translate reads a Gateway through the Service its implementation generated; a Service that
+// belongs to a Gateway among the cluster's objects is ErrNotExposed (the Gateway carries its
+// verdict); every other object goes to the wrapped dialect.
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+	if IsGateway(obj) {
+		gw, err := AsGateway(obj)
+		if err != nil {
+			return nil, err
+		}
+		return d.translateGateway(gw, c)
+	}
+	if svc, ok := obj.(*corev1.Service); ok && svc != nil {
+		if o, ok := OwnerOf(svc); ok && c != nil && gatewayIn(c, o.Namespace, o.Name) {
+			return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
+				Msg:    fmt.Sprintf("generated for Gateway %s/%s (%s); assessed as that Gateway", o.Namespace, o.Name, o.By),
+				Reason: ruleOwnedService.Reason()}
+		}
+	}
+	return d.inner.Translate(obj, c)
+}
+
+// classOf finds a GatewayClass by name. GatewayClasses are cluster-scoped, but a reader that
+// does not know the kind may have given it a default namespace.
+func classOf(c *core.Cluster, name string) *unstructured.Unstructured {
+	if u := c.Custom(Group, "GatewayClass", "", name); u != nil {
+		return u
+	}
+	for _, u := range c.CustomList(Group, "GatewayClass") {
+		if u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
+func gatewayIn(c *core.Cluster, ns, name string) bool {
+	for _, u := range c.CustomList(Group, "Gateway") {
+		if u.GetNamespace() == ns && u.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// view is what the Gateway layer knows about one Gateway.
+type view struct {
+	gw    *gwv1.Gateway
+	class *unstructured.Unstructured
+	impl  Implementation
+	// svc is the generated Service, or the one the implementation would generate.
+	svc         *corev1.Service
+	synthesized bool
+	owner       Owner
+	// envoyProxy is Envoy Gateway's EnvoyProxy for this Gateway, when known.
+	envoyProxy *unstructured.Unstructured
+}
+
+// look gathers the Gateway's class, implementation and Service.
+func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
+	v := &view{gw: gw}
+	if c != nil {
+		v.class = classOf(c, string(gw.Spec.GatewayClassName))
+	}
+	if v.class != nil {
+		name, _, _ := unstructured.NestedString(v.class.Object, "spec", "controllerName")
+		v.impl = ImplementationOf(name)
+	}
+	var candidates []*corev1.Service
+	if c != nil {
+		for _, s := range c.ServiceList() {
+			if o, ok := OwnerOf(s); ok && o.Namespace == gw.Namespace && o.Name == gw.Name {
+				candidates = append(candidates, s)
+				if v.impl == ImplementationUnknown {
+					v.impl = o.Implementation
+				}
+				v.owner = o
+			}
+		}
+	}
+	if v.impl == EnvoyGateway && c != nil {
+		v.envoyProxy = envoyProxyOf(gw, v.class, c)
+	}
+	// An implementation may generate more than one Service; the LoadBalancer one is the
+	// exposure.
+	sort.SliceStable(candidates, func(i, j int) bool {
+		return candidates[i].Spec.Type == corev1.ServiceTypeLoadBalancer && candidates[j].Spec.Type != corev1.ServiceTypeLoadBalancer
+	})
+	if len(candidates) > 0 {
+		v.svc = candidates[0]
+		return v
+	}
+	v.svc, v.synthesized = d.synthesize(v), true
+	return v
+}
+
+// synthesize is the Service the implementation would generate: the listeners' ports, the
+// Gateway's spec.infrastructure annotations and labels, and the implementation's defaults.
+func (d *Dialect) synthesize(v *view) *corev1.Service {
+	gw := v.gw
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name, Labels: map[string]string{LabelGatewayName: gw.Name}},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
+	}
+	if inf := gw.Spec.Infrastructure; inf != nil {
+		if len(inf.Annotations) > 0 {
+			svc.Annotations = map[string]string{}
+			for k, val := range inf.Annotations {
+				svc.Annotations[string(k)] = string(val)
+			}
+		}
+		for k, val := range inf.Labels {
+			svc.Labels[string(k)] = string(val)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range gw.Spec.Listeners {
+		proto := corev1.ProtocolTCP
+		if l.Protocol == gwv1.UDPProtocolType {
+			proto = corev1.ProtocolUDP
+		}
+		key := fmt.Sprintf("%s/%d", proto, l.Port)
+		if seen[key] {
+			continue // listeners sharing a port share the Service port
+		}
+		seen[key] = true
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: string(l.Name), Protocol: proto, Port: int32(l.Port), TargetPort: intstr.FromInt32(int32(l.Port))})
+	}
+	switch v.impl {
+	case EnvoyGateway:
+		// internal/infrastructure/kubernetes/proxy/resource_provider.go: the Service is in
+		// Envoy Gateway's namespace, labelled with the owning Gateway; externalTrafficPolicy
+		// defaults to Local (api/v1alpha1/kubernetes_helpers.go); EnvoyProxy's envoyService
+		// annotations and labels are copied over the Gateway's.
+		svc.Namespace = d.opts.EnvoyGatewayNamespace
+		svc.Name = envoyServiceName(gw.Namespace, gw.Name)
+		svc.Labels[labelEGOwningName] = gw.Name
+		svc.Labels[labelEGOwningNamespace] = gw.Namespace
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		if v.envoyProxy != nil {
+			es := envoyServiceOf(v.envoyProxy)
+			for k, val := range stringMap(es, "annotations") {
+				if svc.Annotations == nil {
+					svc.Annotations = map[string]string{}
+				}
+				svc.Annotations[k] = val
+			}
+			for k, val := range stringMap(es, "labels") {
+				svc.Labels[k] = val
+			}
+			if p, ok, _ := unstructured.NestedString(es, "externalTrafficPolicy"); ok {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+			if t, ok, _ := unstructured.NestedString(es, "type"); ok {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+		}
+	case Contour:
+		// internal/provisioner/model/model.go: Default publishes Envoy with a LoadBalancer
+		// Service, externalTrafficPolicy Local.
+		svc.Name = "envoy-" + gw.Name
+		svc.Labels[labelContourOwning] = gw.Name
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	case NGINXGatewayFabric:
+		// internal/controller/provisioner/objects.go: a LoadBalancer Service named after the
+		// Gateway and its class, externalTrafficPolicy Local unless the NginxProxy's
+		// spec.kubernetes.service says otherwise.
+		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	case Cilium:
+		svc.Name = "cilium-gateway-" + gw.Name
+		svc.Labels[labelCiliumOwning] = gw.Name
+	}
+	return svc
+}
+
+// withGatewayAnnotations returns the Service with the Gateway's own loopguard.io annotations
+// added where the Service has none of its own (the Gateway is where a platform team declares
+// clients, scope and expectations); svc is not modified.
+func withGatewayAnnotations(svc *corev1.Service, gw *gwv1.Gateway) *corev1.Service {
+	var add map[string]string
+	for k, val := range gw.Annotations {
+		if strings.HasPrefix(k, "loopguard.io/") {
+			if _, ok := svc.Annotations[k]; !ok {
+				if add == nil {
+					add = map[string]string{}
+				}
+				add[k] = val
+			}
+		}
+	}
+	if add == nil {
+		return svc
+	}
+	out := svc.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	for k, val := range add {
+		out.Annotations[k] = val
+	}
+	return out
+}
+
+func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Translation, error) {
+	v := d.look(gw, c)
+	ref := refOf(gw)
+	svc := withGatewayAnnotations(v.svc, gw)
+	t, err := d.inner.Translate(svc, c)
+	if err != nil {
+		var ke *core.KindError
+		if errors.Is(err, core.ErrNotExposed) {
+			why := err.Error()
+			if errors.As(err, &ke) {
+				why = ke.Msg
+			}
+			return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref,
+				Msg: fmt.Sprintf("its Service %s/%s is not a load-balancer exposure: %s", v.svc.Namespace, v.svc.Name, why)}
+		}
+		var inv *core.InvalidError
+		if errors.As(err, &inv) && v.synthesized {
+			// The Service's annotations came from the Gateway's spec.infrastructure.
+			errs := make(field.ErrorList, 0, len(inv.Errs))
+			for _, fe := range inv.Errs {
+				e := *fe
+				e.Field = strings.Replace(e.Field, "metadata.annotations", "spec.infrastructure.annotations", 1)
+				errs = append(errs, &e)
+			}
+			return nil, &core.InvalidError{Object: ref, Errs: errs}
+		}
+		return nil, fmt.Errorf("Gateway %s/%s: its Service %s/%s: %w", gw.Namespace, gw.Name, v.svc.Namespace, v.svc.Name, err)
+	}
+	e := &t.Exposure
+	e.Object = ref
+	var lead []core.Reason
+	if v.synthesized {
+		lead = append(lead, ruleAssumedService.Because(fmt.Sprintf("No Service generated for this Gateway is among the inputs; judged as %s would generate it: LoadBalancer, the listeners' ports%s.",
+			v.impl, extraDefaults(v))))
+	} else {
+		lead = append(lead, ruleGeneratedService.Because(fmt.Sprintf("%s generated Service %s/%s for this Gateway (%s).", implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
+	}
+	if need, ok := proxyNeeds(v, c); ok {
+		switch need.fact {
+		case core.Yes:
+			e.Needs.ProxyHeader = core.Yes
+			if need.version != "" {
+				e.Needs.ProxyVersion = need.version
+			}
+			lead = append(lead, ruleProxyProtocol.Because(need.msg))
+			if e.ProxyProtocol != core.Yes {
+				e.Notes = append(e.Notes, ruleProxyNotSent.Because(fmt.Sprintf("%s requires the PROXY protocol header on Gateway %s/%s, and nothing says the load balancer sends it.", implName(v), gw.Namespace, gw.Name)))
+			}
+		default:
+			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
+		}
+	}
+	e.Reasons = append(lead, e.Reasons...)
+	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(gw))}, e.Notes...)
+	return t, nil
+}
+
+func implName(v *view) string {
+	if v.impl == ImplementationUnknown {
+		return "The Gateway's implementation"
+	}
+	return v.impl.String()
+}
+
+func extraDefaults(v *view) string {
+	switch v.impl {
+	case EnvoyGateway, Contour, NGINXGatewayFabric:
+		return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
+	}
+	return ""
+}
+
+// listeners renders the Gateway's listeners as name port/protocol[ hostname].
+func listeners(gw *gwv1.Gateway) string {
+	if len(gw.Spec.Listeners) == 0 {
+		return "The Gateway has no listeners."
+	}
+	parts := make([]string, len(gw.Spec.Listeners))
+	for i, l := range gw.Spec.Listeners {
+		s := fmt.Sprintf("%s %d/%s", l.Name, l.Port, l.Protocol)
+		if l.Hostname != nil {
+			s += " " + string(*l.Hostname)
+		}
+		parts[i] = s
+	}
+	return "Listeners: " + strings.Join(parts, ", ") + "."
+}
+
+// stringMap reads a map of strings under key of m.
+func stringMap(m map[string]any, key string) map[string]string {
+	out, _, _ := unstructured.NestedStringMap(m, key)
+	return out
+}
+
+// envoyServiceName is the name Envoy Gateway gives a Gateway's Service (without merged
+// Gateways or an EnvoyProxy envoyService.name): "envoy-" and the IR key "ns/name" with "/" as
+// "-", cut at 48 characters, then the first 8 hex digits of its SHA-256
+// (internal/infrastructure/kubernetes/proxy/resource.go ExpectedResourceHashedName,
+// internal/utils/misc.go GetHashedName). The envoy gateway test checks it against the real one.
+func envoyServiceName(ns, name string) string {
+	key := ns + "/" + name
+	sum := sha256.Sum256([]byte(key))
+	resource := strings.ReplaceAll(key, "/", "-")
+	if len(resource) > 48 {
+		resource = strings.TrimSuffix(resource[:48], "-")
+	}
+	return "envoy-" + resource + "-" + hex.EncodeToString(sum[:])[:8]
+}

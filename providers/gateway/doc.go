@@ -1,0 +1,21 @@
+// Package gateway is for hosts that expose traffic through Gateway API: it lets any cloud's
+// provider judge and fix the LoadBalancer Service a Gateway's implementation generates.
+//
+// Wrap puts a Gateway layer around a core.Provider (tencent, volcengine, kubernetes). Its
+// dialect reads a Gateway (sigs.k8s.io/gateway-api v1 types), finds the Service the
+// implementation generated for it (Envoy Gateway, Istio, Cilium, NGINX Gateway Fabric,
+// Contour's provisioner, kgateway: by their labels and ownerReferences, docs/gateway.md), lets
+// the wrapped dialect translate that Service, and reports the verdict for the Gateway with its
+// listeners. What the implementation makes its proxy expect from the load balancer (a PROXY
+// protocol header) goes into the exposure's Needs.
+//
+// Its driver never writes a Service another controller owns: the implementation would rewrite
+// it. A change the wrapped driver plans on the Service's annotations or labels is planned on
+// Gateway.spec.infrastructure.annotations / labels instead (Gateway API v1.1+, which the
+// implementations copy to the Service), and a check waits until the implementation carried it
+// to the Service. A change on another Service field becomes a change for the user, naming the
+// implementation's own resource that sets it.
+//
+// The package is pure: it reads the core.Cluster and writes nothing itself; the Reconciler
+// and its ClusterWriter (adapters/kube, server-side apply) write the Gateway.
+package gateway

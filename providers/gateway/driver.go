@@ -1,0 +1,268 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// Provider is a cloud's core.Provider with the Gateway layer around it.
+type Provider struct {
+	inner   core.Provider
+	dialect *Dialect
+	driver  *Driver
+}
+
+var _ core.Provider = (*Provider)(nil)
+
+// Wrap returns p with the Gateway layer: its dialect reads Gateways, its driver (when p has
+// one) plans a Gateway's remedies where the implementation copies them from. opts may be nil.
+func Wrap(p core.Provider, opts *Options) *Provider {
+	w := &Provider{inner: p, dialect: NewDialect(p.Dialect(), opts)}
+	if drv, ok := p.Driver(); ok && drv != nil {
+		w.driver = &Driver{inner: drv, dialect: w.dialect}
+	}
+	return w
+}
+
+// Name is the wrapped provider's.
+func (p *Provider) Name() string { return p.inner.Name() }
+
+// Dialect reads Gateways, and everything else as the wrapped dialect does.
+func (p *Provider) Dialect() core.Dialect { return p.dialect }
+
+// Driver is the wrapped driver with Gateway planning; false when the wrapped provider has none.
+func (p *Provider) Driver() (core.Driver, bool) {
+	if p.driver == nil {
+		return nil, false
+	}
+	return p.driver, true
+}
+
+// Driver plans through the wrapped driver and moves every change it plans on a generated
+// Service to where the Gateway's implementation copies it from.
+type Driver struct {
+	inner   core.Driver
+	dialect *Dialect
+}
+
+var _ core.Driver = (*Driver)(nil)
+
+// ApplyCloud is the wrapped driver's: cloud changes do not go through the Service.
+func (d *Driver) ApplyCloud(ctx context.Context, ch *core.Change) (core.ApplyResult, error) {
+	return d.inner.ApplyCloud(ctx, ch)
+}
+
+// Plan plans a Gateway (or a Service a Gateway's implementation generated) through the wrapped
+// driver, then rewrites the plan so that nothing is written on the generated Service.
+func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	if req == nil || req.Object == nil || req.Result == nil {
+		return d.inner.Plan(ctx, req)
+	}
+	var v *view
+	switch {
+	case IsGateway(req.Object):
+		gw, err := AsGateway(req.Object)
+		if err != nil {
+			return nil, err
+		}
+		v = d.dialect.look(gw, req.Cluster)
+	default:
+		svc, ok := req.Object.(*corev1.Service)
+		if !ok || svc == nil {
+			return d.inner.Plan(ctx, req)
+		}
+		o, ok := OwnerOf(svc)
+		if !ok {
+			return d.inner.Plan(ctx, req)
+		}
+		// A generated Service planned on its own (its Gateway is not among the inputs):
+		// still never written directly.
+		gw := &gwv1.Gateway{}
+		gw.Namespace, gw.Name = o.Namespace, o.Name
+		v = &view{gw: gw, svc: svc, owner: o, impl: o.Implementation}
+		if req.Cluster != nil {
+			if u := req.Cluster.Custom(Group, "Gateway", o.Namespace, o.Name); u != nil {
+				if typed, err := AsGateway(u); err == nil {
+					v.gw = typed
+				}
+			}
+		}
+	}
+	if v.impl == EnvoyGateway && req.Cluster != nil && v.envoyProxy == nil {
+		v.envoyProxy = envoyProxyOf(v.gw, v.class, req.Cluster)
+	}
+	inner := *req
+	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	res := *req.Result
+	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	inner.Result = &res
+	p, err := d.inner.Plan(ctx, &inner)
+	if err != nil {
+		return nil, err
+	}
+	out := *p
+	out.Object = req.Result.Exposure.Object
+	out.Changes = nil
+	out.Checks = append([]core.Check(nil), p.Checks...)
+	for i := range p.Changes {
+		ch := p.Changes[i]
+		if ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
+			out.Changes = append(out.Changes, ch)
+			continue
+		}
+		moved, user, checks := d.redirect(v, &ch)
+		out.Changes = appendMerged(out.Changes, moved)
+		out.Changes = append(out.Changes, user...)
+		out.Checks = append(out.Checks, checks...)
+	}
+	return &out, nil
+}
+
+// appendMerged appends moved changes, folding one into an earlier server-side apply on the
+// same object: each apply under loopguard's field manager names every field loopguard wants
+// there, and two applies naming different fields would each take back the other's.
+func appendMerged(list, moved []core.Change) []core.Change {
+	for _, m := range moved {
+		merged := false
+		for i := range list {
+			if c := &list[i]; c.By == core.WriterCluster && c.Strategy == core.StrategyApply && c.Object != nil && *c.Object == *m.Object && !c.Create {
+				c.Edits = append(c.Edits, m.Edits...)
+				c.Field += ", " + m.Field
+				c.From += ", " + m.From
+				c.To += ", " + m.To
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			list = append(list, m)
+		}
+	}
+	return list
+}
+
+func isService(k *core.ObjectKey, svc *corev1.Service) bool {
+	return k.Kind == "Service" && k.Namespace == svc.Namespace && k.Name == svc.Name && (k.APIVersion == "v1" || k.APIVersion == "")
+}
+
+// redirect turns one change on the generated Service into changes where they stick: the
+// annotations and labels on the Gateway's spec.infrastructure (or, for Envoy Gateway, on the
+// EnvoyProxy whose envoyService sets the same key, since it is copied last), anything else
+// into a change for the user. Checks wait for the implementation to carry each value to the
+// Service.
+func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, checks []core.Check) {
+	gwKey := KeyOf(v.gw)
+	svcKey := *ch.Object
+	byTarget := map[core.ObjectKey]*core.Change{}
+	var order []core.ObjectKey
+	var rest []core.Edit
+	reason := ruleInfrastructure.Because(fmt.Sprintf("%s rewrites Service %s/%s from the Gateway; %s",
+		implName(v), v.svc.Namespace, v.svc.Name, ch.Reason.Message))
+	for _, e := range ch.Edits {
+		meta, key, ok := metadataLeaf(e.Path)
+		if !ok || ch.Create || ch.CreateOnly || ch.Delete {
+			rest = append(rest, e)
+			continue
+		}
+		target, path := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}
+		if v.envoyProxy != nil {
+			if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
+				target = core.ObjectKey{APIVersion: v.envoyProxy.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: v.envoyProxy.GetNamespace(), Name: v.envoyProxy.GetName()}
+				path = []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}}
+			}
+		}
+		c, ok := byTarget[target]
+		if !ok {
+			t := target
+			c = &core.Change{By: core.WriterCluster, Object: &t, Strategy: core.StrategyApply, From: ch.From, To: ch.To, Reason: reason}
+			byTarget[target] = c
+			order = append(order, target)
+		}
+		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
+		if !e.Remove && !v.synthesized {
+			checks = append(checks, core.Check{Object: svcKey, Edit: e,
+				Pending: fmt.Sprintf("%s has not copied %s from %s to the Service yet; it does on its next reconcile of the Gateway", implName(v), key, target)})
+		}
+	}
+	for _, k := range order {
+		c := byTarget[k]
+		// The wrapped driver's field reads metadata.annotations["key"]: the same key, moved.
+		prefix := "spec.infrastructure."
+		if k.Kind == kindEnvoyProxy {
+			prefix = "spec.provider.kubernetes.envoyService."
+		}
+		c.Field = strings.ReplaceAll(ch.Field, "metadata.", prefix)
+		moved = append(moved, *c)
+	}
+	if len(rest) > 0 {
+		names := make([]string, len(rest))
+		for i, e := range rest {
+			names[i] = e.String()
+		}
+		u := *ch
+		u.By, u.Edits, u.Strategy = core.WriterUser, rest, ""
+		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s owns Service %s/%s and would revert %s; set it through %s. %s",
+			implName(v), v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ownResource(v), ch.Reason.Message))
+		user = append(user, u)
+	}
+	return moved, user, checks
+}
+
+// metadataLeaf reports whether path is metadata.annotations[key] or metadata.labels[key].
+func metadataLeaf(path []core.PathElem) (meta, key string, ok bool) {
+	if len(path) != 3 || path[0].Field != "metadata" || path[0].Keys != nil || path[2].Keys != nil {
+		return "", "", false
+	}
+	switch path[1].Field {
+	case "annotations", "labels":
+		return path[1].Field, path[2].Field, true
+	}
+	return "", "", false
+}
+
+// ownResource names where the implementation takes the Service's other fields from.
+func ownResource(v *view) string {
+	switch v.impl {
+	case EnvoyGateway:
+		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
+	case NGINXGatewayFabric:
+		return "the NginxProxy's spec.kubernetes.service (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
+	case Istio:
+		return "the ConfigMap the Gateway's spec.infrastructure.parametersRef names (Istio's customization of generated resources)"
+	case Cilium:
+		return "the CiliumGatewayClassConfig the GatewayClass's spec.parametersRef names"
+	case Contour:
+		return "the ContourDeployment the GatewayClass's spec.parametersRef names"
+	}
+	return "the implementation's own configuration"
+}
+
+// ClusterObject converts a typed Gateway API object (a Gateway, a GatewayClass) to the
+// unstructured form a core.Cluster indexes, so that a host holding typed objects (an SDK call)
+// can hand them to core.NewCluster; other objects are returned as they are.
+func ClusterObject(obj runtime.Object) (runtime.Object, error) {
+	switch o := obj.(type) {
+	case *gwv1.Gateway, *gwv1.GatewayClass:
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		kind := "Gateway"
+		if _, ok := o.(*gwv1.GatewayClass); ok {
+			kind = "GatewayClass"
+		}
+		u.SetAPIVersion(gwv1.GroupVersion.String())
+		u.SetKind(kind)
+		return u, nil
+	}
+	return obj, nil
+}

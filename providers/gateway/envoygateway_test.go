@@ -1,0 +1,378 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/loopguard/loopguard/adapters/kube"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/internal/apiserver"
+	"github.com/loopguard/loopguard/providers/gateway"
+	"github.com/loopguard/loopguard/providers/tencent"
+)
+
+// envEnvoyGateway names the folder hack/envoy-gateway.sh prints: bin/envoy-gateway and the
+// CRDs (Gateway API's standard channel at the release Envoy Gateway requires, and Envoy
+// Gateway's own).
+const envEnvoyGateway = "LOOPGUARD_ENVOY_GATEWAY"
+
+const (
+	egNamespace = "envoy-gateway-system"
+	preventKey  = "service.cloud.tencent.com/prevent-loopback"
+	subnetKey   = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+)
+
+var (
+	gvrGateway      = schema.GroupVersionResource{Group: gateway.Group, Version: "v1", Resource: "gateways"}
+	gvrGatewayClass = schema.GroupVersionResource{Group: gateway.Group, Version: "v1", Resource: "gatewayclasses"}
+)
+
+// TestEnvoyGatewayCarriesTheRemedy runs Envoy Gateway's real controller against a real
+// kube-apiserver: it generates the Gateway's LoadBalancer Service; loopguard's remedy, applied
+// through the Reconciler and the server-side-apply writer, lands on the Gateway's
+// spec.infrastructure.annotations; the controller carries it to the Service; and a direct write
+// to the Service is reverted by the controller, which is why loopguard never makes one.
+func TestEnvoyGatewayCarriesTheRemedy(t *testing.T) {
+	dir := os.Getenv(envEnvoyGateway)
+	if dir == "" {
+		t.Skipf("%s is not set: run with %s=\"$(hack/envoy-gateway.sh)\" (builds Envoy Gateway from the Go module proxy once, ~10 min cold, then cached)", envEnvoyGateway, envEnvoyGateway)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: Envoy Gateway's xDS server reads its certificates from the fixed path /certs, which the test bind-mounts in a private mount namespace")
+	}
+	bin := filepath.Join(dir, "bin", "envoy-gateway")
+	crds := crdFiles(t, dir)
+	s := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cs := s.Client()
+	dyn, err := dynamic.NewForConfig(s.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{egNamespace, "shop"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := t.TempDir()
+	kubeconfig, err := s.Kubeconfig("envoy-gateway", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kcPath := filepath.Join(work, "kubeconfig")
+	mustWrite(t, kcPath, kubeconfig)
+	env := append(os.Environ(), "KUBECONFIG="+kcPath, "ENVOY_GATEWAY_NAMESPACE="+egNamespace)
+
+	// certgen, as the Helm chart's Job runs it: the Secrets in Envoy Gateway's namespace.
+	start := time.Now()
+	certgen := exec.CommandContext(ctx, bin, "certgen", "--disable-topology-injector")
+	certgen.Env = env
+	if out, err := certgen.CombinedOutput(); err != nil {
+		t.Fatalf("envoy-gateway certgen: %v\n%s", err, out)
+	}
+	t.Logf("certgen: %v", time.Since(start).Round(time.Millisecond))
+	// The controller reads its xDS server certificate from /certs, where the chart mounts the
+	// envoy-gateway Secret.
+	sec, err := cs.CoreV1().Secrets(egNamespace).Get(ctx, "envoy-gateway", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs := filepath.Join(work, "certs")
+	if err := os.Mkdir(certs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range sec.Data {
+		mustWrite(t, filepath.Join(certs, name), data)
+	}
+	if err := os.MkdirAll("/certs", 0o755); err != nil {
+		t.Skipf("cannot create the mount point /certs: %v", err)
+	}
+	cfgPath := filepath.Join(work, "envoy-gateway.yaml")
+	mustWrite(t, cfgPath, []byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyGateway
+gateway:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+provider:
+  type: Kubernetes
+logging:
+  level:
+    default: info
+`))
+	logs := &bytes.Buffer{}
+	server := exec.Command("unshare", "--mount", "--", "sh", "-c",
+		`mount --make-rprivate / && mount --bind "$1" /certs && exec "$2" server --config-path "$3"`, "sh", certs, bin, cfgPath)
+	server.Env = env
+	server.Stdout, server.Stderr = logs, logs
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = server.Process.Kill()
+		_ = server.Wait()
+		if t.Failed() {
+			t.Logf("envoy-gateway logs (tail):\n%s", tail(logs.String(), 6000))
+		}
+	})
+
+	// A private CLB Gateway, as examples/gateway/gateways.yaml has it.
+	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
+	mustCreate(t, ctx, dyn.Resource(gvrGateway).Namespace("shop"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  infrastructure:
+    annotations:
+      `+subnetKey+`: subnet-3f9a2c1d
+  listeners: [{name: http, port: 80, protocol: HTTP}]`)
+	start = time.Now()
+	svc := waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return s.Annotations[subnetKey] == "subnet-3f9a2c1d" })
+	t.Logf("Envoy Gateway generated Service %s/%s in %v", svc.Namespace, svc.Name, time.Since(start).Round(time.Millisecond))
+	if want := gateway.EnvoyServiceName("shop", "web"); svc.Name != want {
+		t.Errorf("generated Service %s, loopguard names it %s when judging the Gateway alone", svc.Name, want)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		t.Fatalf("generated Service type %s, want LoadBalancer", svc.Spec.Type)
+	}
+	if o, ok := gateway.OwnerOf(svc); !ok || o.Namespace != "shop" || o.Name != "web" || o.Implementation != gateway.EnvoyGateway {
+		t.Fatalf("the real Service is attributed to %+v (%v), want Envoy Gateway's Gateway shop/web; labels %v", o, ok, svc.Labels)
+	}
+
+	// Placement: nodes, a client on a proxy's node (envtest runs no kubelet: the objects say it).
+	profile, _ := readExample(t)
+	for _, n := range []string{"10.0.1.11", "10.0.1.12", "10.0.1.13"} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"kubernetes.io/hostname": n}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := "10.0.1.11"
+	ready := true
+	if _, err := cs.DiscoveryV1().EndpointSlices(egNamespace).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svc.Name + "-test", Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"172.16.0.21"}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("shop").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "storefront-0", Labels: map[string]string{"app": "storefront"}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "storefront"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// loopguard: gather, plan, apply through the Reconciler and the server-side-apply writer.
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := kube.NewWriter(s.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
+	reconcile := func() (*core.Outcome, error) {
+		nsd, cl := gateway.Resources()
+		objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := core.NewCluster(profile, objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if gateway.IsGateway(o) {
+				return rec.Reconcile(ctx, o, c)
+			}
+		}
+		t.Fatal("no Gateway gathered")
+		return nil, nil
+	}
+	out, err := reconcile()
+	var retry *core.RetryError
+	switch {
+	case errors.As(err, &retry):
+		t.Logf("first reconcile: written, waiting for the controller: %v", err)
+	case err != nil:
+		t.Fatalf("reconcile: %v", err)
+	}
+	if out != nil {
+		for _, ch := range out.Written {
+			if ch.Object.Kind == "Service" {
+				t.Fatalf("loopguard wrote the generated Service: %s", ch.String())
+			}
+		}
+	}
+	start = time.Now()
+	svc = waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return s.Annotations[preventKey] == "true" })
+	t.Logf("Envoy Gateway carried the remedy to the Service in %v", time.Since(start).Round(time.Millisecond))
+	if m := managerOf(svc.ManagedFields, preventKey); m != "envoy-gateway" {
+		t.Errorf("the Service's %s is managed by %q, want envoy-gateway (the controller copied it)", preventKey, m)
+	}
+	gw, err := dyn.Resource(gvrGateway).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(gw.Object, "spec", "infrastructure", "annotations", preventKey); v != "true" {
+		t.Errorf("Gateway spec.infrastructure.annotations[%s] = %q, want true", preventKey, v)
+	}
+	if m := managerOf(gw.GetManagedFields(), preventKey); m != core.FieldManager {
+		t.Errorf("the Gateway's %s is managed by %q, want %s", preventKey, m, core.FieldManager)
+	}
+	// Converged: a second reconcile writes nothing and finds the check holding.
+	out, err = reconcile()
+	if err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	if len(out.Written) != 0 {
+		t.Errorf("second reconcile wrote %v", out.Written)
+	}
+
+	// Why loopguard never writes the Service: a server-side apply without force conflicts with
+	// the controller's field ...
+	direct := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"namespace": svc.Namespace, "name": svc.Name, "annotations": map[string]any{preventKey: "false"}}}}
+	if err := writer.Apply(ctx, direct); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("server-side apply of %s on the generated Service: err = %v, want a conflict with envoy-gateway", preventKey, err)
+	}
+	// ... and a plain update that wins is reverted by the controller.
+	patch := []byte(`{"metadata":{"annotations":{"` + preventKey + `":"false"}}}`)
+	if _, err := cs.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	reverted := waitFor(ctx, 10*time.Second, func() bool {
+		s, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+		return err == nil && s.Annotations[preventKey] == "true"
+	})
+	if reverted {
+		t.Logf("Envoy Gateway reverted the direct write on its own in %v", time.Since(start).Round(time.Millisecond))
+		return
+	}
+	// The controller renders the Service when the Gateway changes: any change to the Gateway
+	// (here an infrastructure label) takes the direct write back.
+	t.Logf("the direct write lasted %v without a Gateway change; changing the Gateway", time.Since(start).Round(time.Millisecond))
+	touch := []byte(`{"spec":{"infrastructure":{"labels":{"loopguard.io/test":"touched"}}}}`)
+	if _, err := dyn.Resource(gvrGateway).Namespace("shop").Patch(ctx, "web", types.MergePatchType, touch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitService(t, ctx, cs, logs, func(s *corev1.Service) bool {
+		return s.Annotations[preventKey] == "true" && s.Labels["loopguard.io/test"] == "touched"
+	})
+	t.Logf("Envoy Gateway reverted the direct write %v after the Gateway changed", time.Since(start).Round(time.Millisecond))
+}
+
+func crdFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, sub := range []string{"gateway-api", "envoy-gateway"} {
+		files, err := filepath.Glob(filepath.Join(dir, "crds", sub, "*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no CRDs in %s/crds/%s (%v): run hack/envoy-gateway.sh again", dir, sub, err)
+		}
+		for _, f := range files {
+			// Gateway API ships a ValidatingAdmissionPolicy beside its CRDs.
+			if !strings.Contains(filepath.Base(f), "_vap_") {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func mustWrite(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustCreate(t *testing.T, ctx context.Context, r dynamic.ResourceInterface, doc string) {
+	t.Helper()
+	u := decode(t, doc)[0].(*unstructured.Unstructured)
+	if _, err := r.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+// waitService waits for the Service Envoy Gateway generated for shop/web to satisfy ok.
+func waitService(t *testing.T, ctx context.Context, cs kubernetes.Interface, logs *bytes.Buffer, ok func(*corev1.Service) bool) *corev1.Service {
+	t.Helper()
+	var found *corev1.Service
+	sel := "gateway.envoyproxy.io/owning-gateway-name=web,gateway.envoyproxy.io/owning-gateway-namespace=shop"
+	if !waitFor(ctx, 2*time.Minute, func() bool {
+		list, err := cs.CoreV1().Services(egNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil || len(list.Items) != 1 {
+			return false
+		}
+		found = &list.Items[0]
+		return ok(found)
+	}) {
+		t.Fatalf("Envoy Gateway's Service for shop/web never got there (last seen: %v)\nlogs:\n%s", describe(found), tail(logs.String(), 6000))
+	}
+	return found
+}
+
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func describe(s *corev1.Service) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s/%s annotations %v", s.Namespace, s.Name, s.Annotations)
+}
+
+// managerOf names the field manager that owns metadata.annotations[key] or
+// spec.infrastructure.annotations[key].
+func managerOf(mf []metav1.ManagedFieldsEntry, key string) string {
+	for _, m := range mf {
+		if m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:`+key+`"`) {
+			return m.Manager
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

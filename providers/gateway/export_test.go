@@ -1,0 +1,4 @@
+package gateway
+
+// EnvoyServiceName is exported for the envoy gateway test.
+var EnvoyServiceName = envoyServiceName

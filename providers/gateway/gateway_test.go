@@ -1,0 +1,415 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
+	"github.com/loopguard/loopguard/providers/kubernetes"
+	"github.com/loopguard/loopguard/providers/tencent"
+)
+
+func TestOwnerOf(t *testing.T) {
+	gwRef := func(name string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: name, UID: "u"}}
+	}
+	cases := map[string]struct {
+		reason      string
+		labels      map[string]string
+		annotations map[string]string
+		owners      []metav1.OwnerReference
+		want        gateway.Owner
+		ok          bool
+	}{
+		"EnvoyGateway": {reason: "Envoy Gateway names the Gateway's namespace too: its Service is in its own namespace",
+			labels: map[string]string{"gateway.envoyproxy.io/owning-gateway-name": "web", "gateway.envoyproxy.io/owning-gateway-namespace": "shop"},
+			want:   gateway.Owner{Namespace: "shop", Name: "web", Implementation: gateway.EnvoyGateway}, ok: true},
+		"EnvoyGatewayNameOnly": {reason: "without the namespace label the Gateway is not known",
+			labels: map[string]string{"gateway.envoyproxy.io/owning-gateway-name": "web"}},
+		"Cilium": {reason: "Cilium's label, Service beside the Gateway",
+			labels: map[string]string{"io.cilium.gateway/owning-gateway": "web"},
+			want:   gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.Cilium}, ok: true},
+		"Contour": {reason: "Contour's provisioner label",
+			labels: map[string]string{"projectcontour.io/owning-gateway-name": "web", "gateway.networking.k8s.io/gateway-name": "web"},
+			want:   gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.Contour}, ok: true},
+		"Istio": {reason: "ownerReference plus Istio's own label",
+			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web", "istio.io/gateway-name": "web"}, owners: gwRef("web"),
+			want: gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.Istio}, ok: true},
+		"OwnerReference": {reason: "NGINX Gateway Fabric, kgateway: an ownerReference to the Gateway",
+			owners: gwRef("web"), want: gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
+		"StandardLabel": {reason: "GEP-1762's label alone",
+			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"},
+			want:   gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
+		"NGINXGatewayFabricLongName": {reason: "NGINX Gateway Fabric's annotation for a name too long for a label",
+			annotations: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"},
+			want:        gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
+		"OtherOwner": {reason: "an ownerReference to something else is not a Gateway's",
+			owners: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}},
+		"Plain": {reason: "a Service nobody generated"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "svc", Labels: tc.labels, Annotations: tc.annotations, OwnerReferences: tc.owners}}
+			got, ok := gateway.OwnerOf(svc)
+			if ok != tc.ok {
+				t.Fatalf("%s: ok = %v, want %v", tc.reason, ok, tc.ok)
+			}
+			got.By = ""
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func evaluate(t *testing.T, d core.Dialect, obj runtime.Object, c *core.Cluster, p core.Policy) *core.Result {
+	t.Helper()
+	res, err := core.Evaluate(d, obj, c, p)
+	if err != nil {
+		t.Fatalf("evaluate: %v", err)
+	}
+	return res
+}
+
+// TestGatewayVerdictIsItsService: the Gateway's verdict is the one the cloud's dialect gives
+// the Service its implementation generated, reported for the Gateway, and the Service itself
+// is not reported a second time.
+func TestGatewayVerdictIsItsService(t *testing.T) {
+	profile, objs := readExample(t)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := tencent.NewDialect(nil)
+	d := gateway.NewDialect(plain, nil)
+	gw := find(t, objs, "Gateway", "shop", "web")
+	svc := find(t, objs, "Service", "envoy-gateway-system", "envoy-shop-web-97375646")
+
+	got := evaluate(t, d, gw, c, profile.Policy)
+	want := evaluate(t, plain, svc, c, profile.Policy)
+	if got.Exposure.Object != (core.ObjectRef{Kind: "Gateway", Namespace: "shop", Name: "web"}) {
+		t.Errorf("object = %v, want Gateway shop/web", got.Exposure.Object)
+	}
+	if got.Assessment.Risk != want.Assessment.Risk || got.Assessment.Symptom != want.Assessment.Symptom ||
+		got.Assessment.WorstCase != want.Assessment.WorstCase || got.Decision.Remedy != want.Decision.Remedy {
+		t.Errorf("Gateway verdict %s/%s/%v/%s, its Service's %s/%s/%v/%s", got.Assessment.Risk, got.Assessment.Symptom, got.Assessment.WorstCase, got.Decision.Remedy,
+			want.Assessment.Risk, want.Assessment.Symptom, want.Assessment.WorstCase, want.Decision.Remedy)
+	}
+	if got.Assessment.Risk != core.RiskAtRisk {
+		t.Errorf("risk = %s, want at-risk (a private CLB, an Envoy proxy on a client's node)", got.Assessment.Risk)
+	}
+	if r := got.Exposure.Reasons[0]; r.Code != gateway.CodeGeneratedService || !strings.Contains(r.Message, "envoy-shop-web-97375646") {
+		t.Errorf("first reason = %+v, want %s naming the generated Service", r, gateway.CodeGeneratedService)
+	}
+	if n := got.Exposure.Notes[0]; n.Code != gateway.CodeListeners || !strings.Contains(n.Message, "https 443/HTTPS shop.example.com") {
+		t.Errorf("first note = %+v, want the listeners", n)
+	}
+	_, err = d.Translate(svc, c)
+	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "shop/web") {
+		t.Errorf("the generated Service: err = %v, want not exposed, naming its Gateway", err)
+	}
+}
+
+// TestProxyProtocolFromImplementation: Envoy Gateway's ClientTrafficPolicy makes the proxy
+// require the PROXY header, so intercepting the VIP (which would skip the CLB that could
+// send it) must not be chosen.
+func TestProxyProtocolFromImplementation(t *testing.T) {
+	profile, objs := readExample(t)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := gateway.NewDialect(tencent.NewDialect(nil), nil)
+	res := evaluate(t, d, find(t, objs, "Gateway", "shop", "api"), c, profile.Policy)
+	if res.Exposure.Needs.ProxyHeader != core.Yes {
+		t.Fatalf("Needs.ProxyHeader = %v, want Yes", res.Exposure.Needs.ProxyHeader)
+	}
+	if res.Decision.Remedy == core.InterceptVIP {
+		t.Errorf("decision intercept-vip for a proxy that requires the PROXY header")
+	}
+	if !hasCode(res.Exposure.Reasons, gateway.CodeProxyProtocol) || !hasCode(res.Exposure.Reasons, gateway.CodeAssumedService) {
+		t.Errorf("reasons %v lack %s and %s", codes(res.Exposure.Reasons), gateway.CodeProxyProtocol, gateway.CodeAssumedService)
+	}
+}
+
+// TestProxyProtocolPerImplementation: each implementation's own setting, read where it puts it.
+func TestProxyProtocolPerImplementation(t *testing.T) {
+	const private = `loopguard.io/lb-scope: private`
+	cases := map[string]struct {
+		objs string
+		want core.Fact
+		note bool
+	}{
+		"EnvoyGatewayDeprecatedField": {want: core.Yes, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", "") + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: web}
+  enableProxyProtocol: true`},
+		"EnvoyGatewayOptional": {want: core.Unknown, note: true, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", "") + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  proxyProtocol: {optional: true}`},
+		"EnvoyGatewayOtherGateway": {want: core.Unknown, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", "") + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}]
+  proxyProtocol: {}`},
+		"NGINXGatewayFabricClassParameters": {want: core.Yes, objs: class("gateway.nginx.org/nginx-gateway-controller", "{group: gateway.nginx.org, kind: NginxProxy, name: np, namespace: nginx-gateway}") + gw("", "") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: nginx-gateway}
+spec:
+  rewriteClientIP: {mode: ProxyProtocol, trustedAddresses: [{type: CIDR, value: 10.0.0.0/8}]}`},
+		"NGINXGatewayFabricXForwardedFor": {want: core.Unknown, objs: class("gateway.nginx.org/nginx-gateway-controller", "") +
+			gw("", "parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: edge}
+spec:
+  rewriteClientIP: {mode: XForwardedFor}`},
+		"Istio": {want: core.Yes, objs: class("istio.io/gateway-controller", "") +
+			gw(`proxy.istio.io/config: '{"gatewayTopology":{"proxyProtocol":{}}}'`, "")},
+		"DeclaredOnTheGateway": {want: core.Yes, objs: class("projectcontour.io/gateway-controller", "") +
+			gw(`loopguard.io/backend-expects: proxy-protocol`, "")},
+		"Cilium": {want: core.Yes, objs: class("io.cilium/gateway-controller", "") + gw("", "") + `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cilium-config, namespace: kube-system}
+data: {enable-gateway-api-proxy-protocol: "true"}`},
+		"CiliumOff": {want: core.Unknown, objs: class("io.cilium/gateway-controller", "") + gw("", "") + `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cilium-config, namespace: kube-system}
+data: {enable-gateway-api-proxy-protocol: "false"}`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", private))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
+			res := evaluate(t, d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if res.Exposure.Needs.ProxyHeader != tc.want {
+				t.Errorf("Needs.ProxyHeader = %v, want %v; reasons %v", res.Exposure.Needs.ProxyHeader, tc.want, codes(res.Exposure.Reasons))
+			}
+			if got := hasCode(res.Exposure.Notes, gateway.CodeProxyOptional); got != tc.note {
+				t.Errorf("note %s present = %v, want %v", gateway.CodeProxyOptional, got, tc.note)
+			}
+		})
+	}
+}
+
+func class(controller, params string) string {
+	s := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: c}
+spec:
+  controllerName: ` + controller
+	if params != "" {
+		s += "\n  parametersRef: " + params
+	}
+	return s
+}
+
+func gw(annotation, infra string) string {
+	s := `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: web
+  namespace: edge
+  annotations:
+    ANNOTATIONS`
+	if annotation != "" {
+		s += "\n    " + annotation
+	}
+	s += `
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, port: 80, protocol: HTTP}]`
+	if infra != "" {
+		s += "\n  infrastructure:\n    " + infra
+	}
+	return s
+}
+
+func hasCode(rs []core.Reason, code core.Code) bool {
+	for _, r := range rs {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func codes(rs []core.Reason) []core.Code {
+	out := make([]core.Code, len(rs))
+	for i, r := range rs {
+		out[i] = r.Code
+	}
+	return out
+}
+
+// TestPlanGoesThroughTheGateway: the Tencent driver's annotation for the generated Service is
+// planned on the Gateway's spec.infrastructure.annotations, never on the Service, with a check
+// that waits until the implementation carried it to the Service.
+func TestPlanGoesThroughTheGateway(t *testing.T) {
+	profile, objs := readExample(t)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.Plan(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "service.cloud.tencent.com/prevent-loopback"
+	if len(p.Changes) != 1 {
+		t.Fatalf("changes: %v, want 1", p.Changes)
+	}
+	ch := p.Changes[0]
+	wantKey := core.ObjectKey{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Namespace: "shop", Name: "web"}
+	if ch.By != core.WriterCluster || *ch.Object != wantKey || ch.Strategy != core.StrategyApply {
+		t.Errorf("change %s, want a server-side apply on %s", ch.String(), wantKey)
+	}
+	wantPath := []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: "annotations"}, {Field: key}}
+	if len(ch.Edits) != 1 || !cmp.Equal(ch.Edits[0].Path, wantPath) || ch.Edits[0].Value != "true" {
+		t.Errorf("edits %v, want %v = true", ch.Edits, wantPath)
+	}
+	if ch.Reason.Code != gateway.CodeInfrastructure {
+		t.Errorf("reason %s, want %s", ch.Reason.Code, gateway.CodeInfrastructure)
+	}
+	found := false
+	for _, chk := range p.Checks {
+		if chk.Object.Kind == "Service" && chk.Object.Name == "envoy-shop-web-97375646" && chk.Edit.Value == "true" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no check that Envoy Gateway carried the annotation to the Service: %v", p.Checks)
+	}
+	if p.Object.Kind != "Gateway" {
+		t.Errorf("plan object %v, want the Gateway", p.Object)
+	}
+}
+
+// TestPlanGoesToEnvoyProxy: an EnvoyProxy whose envoyService sets the same annotation wins over
+// the Gateway's (Envoy Gateway copies it last), so the change goes there.
+func TestPlanGoesToEnvoyProxy(t *testing.T) {
+	profile, objs := readExample(t)
+	objs = append(objs, decode(t, `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: proxy-config, namespace: shop}
+spec:
+  provider:
+    type: Kubernetes
+    kubernetes:
+      envoyService:
+        annotations:
+          service.cloud.tencent.com/prevent-loopback: "false"`)...)
+	for i, o := range objs {
+		if u, ok := o.(interface{ GetName() string }); ok && u.GetName() == "web" {
+			m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+			spec := m["spec"].(map[string]any)
+			spec["infrastructure"].(map[string]any)["parametersRef"] = map[string]any{"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": "proxy-config"}
+			objs[i] = decode(t, toYAML(t, m))[0]
+		}
+	}
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.Plan(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "EnvoyProxy" || p.Changes[0].Object.Name != "proxy-config" {
+		t.Fatalf("changes %v, want one on EnvoyProxy shop/proxy-config", p.Changes)
+	}
+	if got := p.Changes[0].Edits[0].String(); got != "spec.provider.kubernetes.envoyService.annotations.service.cloud.tencent.com/prevent-loopback" {
+		t.Errorf("edit %s", got)
+	}
+}
+
+// TestInvalidGateway: a Gateway the API server would refuse is an error naming the field.
+func TestInvalidGateway(t *testing.T) {
+	objs := decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: edge}
+spec:
+  gatewayClassName: c
+  listeners: [{name: http, port: 80, protocol: HTTP, prot: 1}]`)
+	c, _ := core.NewCluster(core.ClusterProfile{})
+	_, err := gateway.NewDialect(kubernetes.NewDialect(nil), nil).Translate(objs[0], c)
+	var inv *core.InvalidError
+	if !errors.As(err, &inv) || !strings.Contains(err.Error(), "prot") {
+		t.Fatalf("err = %v, want an InvalidError naming the unknown field", err)
+	}
+}
+
+// TestGeneratedServiceAloneIsFixedThroughItsGateway: a generated Service whose Gateway is not
+// among the inputs is judged as a Service, but its plan still goes to the Gateway its labels
+// name, never to the Service.
+func TestGeneratedServiceAloneIsFixedThroughItsGateway(t *testing.T) {
+	profile, objs := readExample(t)
+	var kept []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			kept = append(kept, o)
+		}
+	}
+	c, err := core.NewCluster(profile, kept...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.Plan(context.Background(), find(t, kept, "Service", "envoy-gateway-system", "envoy-shop-web-97375646"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Object.Kind != "Service" {
+		t.Errorf("plan object %v, want the Service (its Gateway is not among the inputs)", p.Object)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "Gateway" || p.Changes[0].Object.Namespace != "shop" || p.Changes[0].Object.Name != "web" {
+		t.Fatalf("changes %v, want one on Gateway shop/web", p.Changes)
+	}
+}

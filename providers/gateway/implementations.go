@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Group is the Gateway API's API group.
+const Group = "gateway.networking.k8s.io"
+
+// Implementation names a Gateway API implementation loopguard knows.
+type Implementation string
+
+// The implementations whose generated Services loopguard attributes, each read from its
+// public source (docs/sources.md#gateway-api).
+const (
+	ImplementationUnknown Implementation = ""
+	EnvoyGateway          Implementation = "envoy-gateway"
+	Istio                 Implementation = "istio"
+	Cilium                Implementation = "cilium"
+	NGINXGatewayFabric    Implementation = "nginx-gateway-fabric"
+	Contour               Implementation = "contour"
+	KGateway              Implementation = "kgateway"
+	Traefik               Implementation = "traefik"
+)
+
+// Labels the implementations put on the Services they generate for a Gateway.
+const (
+	// LabelGatewayName is Gateway API's own label for resources generated for a Gateway
+	// (GEP-1762); Istio, NGINX Gateway Fabric, Contour's provisioner and kgateway set it on
+	// the Service, which lives in the Gateway's namespace.
+	LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
+	// Envoy Gateway (internal/gatewayapi/translator.go, OwningGateway*Label): the Service lives
+	// in Envoy Gateway's own namespace, so the Gateway's namespace is a label too.
+	labelEGOwningName      = "gateway.envoyproxy.io/owning-gateway-name"
+	labelEGOwningNamespace = "gateway.envoyproxy.io/owning-gateway-namespace"
+	labelEGOwningClass     = "gateway.envoyproxy.io/owning-gatewayclass"
+	// Cilium (operator/pkg/gateway-api/gateway_reconcile.go, owningGatewayLabel).
+	labelCiliumOwning = "io.cilium.gateway/owning-gateway"
+	// Contour's gateway provisioner (internal/provisioner/model/model.go,
+	// ContourOwningGatewayNameLabel).
+	labelContourOwning = "projectcontour.io/owning-gateway-name"
+	// Istio's deployment controller also labels istio.io/gateway-name
+	// (manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml).
+	labelIstioGatewayName = "istio.io/gateway-name"
+)
+
+// controllerNames maps a GatewayClass's spec.controllerName to the implementation.
+var controllerNames = map[string]Implementation{
+	"gateway.envoyproxy.io/gatewayclass-controller": EnvoyGateway,
+	"istio.io/gateway-controller":                   Istio,
+	"io.cilium/gateway-controller":                  Cilium,
+	"gateway.nginx.org/nginx-gateway-controller":    NGINXGatewayFabric,
+	"projectcontour.io/gateway-controller":          Contour,
+	"kgateway.dev/kgateway":                         KGateway,
+	"traefik.io/gateway-controller":                 Traefik,
+}
+
+// ImplementationOf names the implementation behind a GatewayClass controllerName.
+// Contour's provisioner names its controller projectcontour.io/gateway-controller; a
+// controllerName under a known domain counts as that implementation.
+func ImplementationOf(controllerName string) Implementation {
+	if impl, ok := controllerNames[controllerName]; ok {
+		return impl
+	}
+	for name, impl := range controllerNames {
+		if domain, _, ok := strings.Cut(name, "/"); ok && strings.HasPrefix(controllerName, domain+"/") {
+			return impl
+		}
+	}
+	return ImplementationUnknown
+}
+
+// String is the implementation's name as people write it.
+func (i Implementation) String() string {
+	switch i {
+	case EnvoyGateway:
+		return "Envoy Gateway"
+	case Istio:
+		return "Istio"
+	case Cilium:
+		return "Cilium"
+	case NGINXGatewayFabric:
+		return "NGINX Gateway Fabric"
+	case Contour:
+		return "Contour"
+	case KGateway:
+		return "kgateway"
+	case Traefik:
+		return "Traefik"
+	}
+	return "an unknown implementation"
+}
+
+// Owner is the Gateway a generated Service belongs to, and how that is known.
+type Owner struct {
+	Namespace, Name string
+	// Implementation is known when the marks are that implementation's own.
+	Implementation Implementation
+	// By says which label or ownerReference attributed the Service.
+	By string
+}
+
+// OwnerOf attributes a Service to the Gateway whose implementation generated it, from the
+// implementation's labels or an ownerReference to a Gateway. ok is false for a Service no
+// Gateway generated (a Traefik or a Helm-installed proxy's Service is the chart's, not a
+// Gateway's).
+func OwnerOf(svc *corev1.Service) (Owner, bool) {
+	l := svc.Labels
+	if n, ns := l[labelEGOwningName], l[labelEGOwningNamespace]; n != "" && ns != "" {
+		return Owner{Namespace: ns, Name: n, Implementation: EnvoyGateway, By: "labels " + labelEGOwningName + ", " + labelEGOwningNamespace}, true
+	}
+	if n := l[labelCiliumOwning]; n != "" {
+		return Owner{Namespace: svc.Namespace, Name: n, Implementation: Cilium, By: "label " + labelCiliumOwning}, true
+	}
+	if n := l[labelContourOwning]; n != "" {
+		return Owner{Namespace: svc.Namespace, Name: n, Implementation: Contour, By: "label " + labelContourOwning}, true
+	}
+	for _, ref := range svc.OwnerReferences {
+		if ref.Kind == "Gateway" && groupOf(ref) == Group {
+			o := Owner{Namespace: svc.Namespace, Name: ref.Name, By: "ownerReference Gateway " + ref.Name}
+			if l[labelIstioGatewayName] == ref.Name {
+				o.Implementation = Istio
+			}
+			return o, true
+		}
+	}
+	if n := l[LabelGatewayName]; n != "" {
+		o := Owner{Namespace: svc.Namespace, Name: n, By: "label " + LabelGatewayName}
+		if l[labelIstioGatewayName] == n {
+			o.Implementation = Istio
+		}
+		return o, true
+	}
+	// NGINX Gateway Fabric puts the Gateway's name in an annotation of the same key when it is
+	// too long for a label value (internal/controller/provisioner/objects.go).
+	if n := svc.Annotations[LabelGatewayName]; n != "" {
+		return Owner{Namespace: svc.Namespace, Name: n, By: "annotation " + LabelGatewayName}, true
+	}
+	return Owner{}, false
+}
+
+func groupOf(ref metav1.OwnerReference) string {
+	g, _, ok := strings.Cut(ref.APIVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// Resources are the API resources the Gateway layer reads from a live cluster, for a host's
+// gatherer (adapters/kube GatherOptions): namespaced ones and cluster-scoped ones. A cluster
+// that does not serve one simply has none.
+func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
+	return []schema.GroupVersionResource{
+			{Group: Group, Version: "v1", Resource: "gateways"},
+			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
+			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
+			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
+		}, []schema.GroupVersionResource{
+			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
+		}
+}
