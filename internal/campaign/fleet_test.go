@@ -231,7 +231,8 @@ func kubernetesService(name string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}, Annotations: map[string]string{
-			core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false", "owner": "team-a"}},
+			// backend-expects: none lets loopguard turn the CCM's Proxy into VIP (PlanStatus).
+			core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false", core.AnnotationBackendExpects: "none", "owner": "team-a"}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
 			Ports: []corev1.ServicePort{port("TCP", 80)}},
 	}
