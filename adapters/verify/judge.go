@@ -81,9 +81,9 @@ var loopOutcomes = []probe.Outcome{probe.Timeout, probe.NoAnswer}
 func Observe(targets ...probe.TargetReport) Observation {
 	o := Observation{Counts: map[probe.Outcome]int{}}
 	for _, t := range targets {
-		for _, a := range t.Attempts {
-			o.Counts[a.Outcome]++
-			o.Connections++
+		for out, n := range t.Counts {
+			o.Counts[out] += n
+			o.Connections += n
 		}
 	}
 	ok, rejected := o.Counts[probe.OK], o.Counts[probe.ProxyRejected]

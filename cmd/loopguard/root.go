@@ -42,6 +42,7 @@ ClusterProfile in docs/annotations.md.`,
 	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newScanCommand(stdout, stderr, &code),
 		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout), newExplainCommand(stdout, &code),
 		newDemoCommand(stdout, stderr, &code))
+	root.AddCommand(newVerifyCommand(stdout, stderr, &code), newProbeCommand(stdout, stderr, &code))
 	return root, &code
 }
 

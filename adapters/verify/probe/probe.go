@@ -114,10 +114,44 @@ type Attempt struct {
 // TargetReport is every attempt against one target and their tally.
 type TargetReport struct {
 	Target   string          `json:"target"`
-	Attempts []Attempt       `json:"attempts"`
+	Attempts []Attempt       `json:"attempts,omitempty"`
 	Counts   map[Outcome]int `json:"counts"`
 	// ProxyCheck is the connection that carried a PROXY header, when one was made.
 	ProxyCheck *Attempt `json:"proxyCheck,omitempty"`
+	// Connect is the time the dials took, FirstByte the time to the first byte of the
+	// answers that came.
+	Connect   Latency `json:"connectMs"`
+	FirstByte Latency `json:"firstByteMs"`
+}
+
+// Latency summarizes durations in milliseconds.
+type Latency struct {
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+func latencyOf(ms []float64) Latency {
+	if len(ms) == 0 {
+		return Latency{}
+	}
+	slices.Sort(ms)
+	return Latency{Median: ms[len(ms)/2], Max: ms[len(ms)-1]}
+}
+
+// Compact is the report without its per-attempt lines: what fits a Pod's termination
+// message (4096 bytes).
+func (r Report) Compact() Report {
+	c := r
+	c.Targets = slices.Clone(r.Targets)
+	for i := range c.Targets {
+		c.Targets[i].Attempts = nil
+		if pc := c.Targets[i].ProxyCheck; pc != nil {
+			x := *pc
+			x.Error = ""
+			c.Targets[i].ProxyCheck = &x
+		}
+	}
+	return c
 }
 
 // Count is the number of attempts with outcome o.
@@ -178,9 +212,15 @@ func Run(ctx context.Context, s Spec) (Report, error) {
 				}
 			}
 		}
+		var connect, first []float64
 		for _, a := range tr.Attempts {
 			tr.Counts[a.Outcome]++
+			connect = append(connect, a.ConnectMillis)
+			if a.Outcome == OK {
+				first = append(first, a.FirstByteMillis)
+			}
 		}
+		tr.Connect, tr.FirstByte = latencyOf(connect), latencyOf(first)
 		rep.Targets = append(rep.Targets, tr)
 	}
 	rep.Millis = millis(time.Since(start))
