@@ -1,0 +1,399 @@
+package verify_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/probe"
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/internal/apiserver"
+)
+
+// The orchestration runs against a real kube-apiserver. envtest has no kubelet, so these tests
+// play one: kubelet below watches the probe Pods bound to its nodes and writes their status
+// through the status subresource as a kubelet would (Running, then the container terminated
+// with the probe's report as its termination message, or an image pull failure). The report
+// is the real probe engine's, run against loopback servers that stand for each node's view of
+// the LB (answering, or silent as behind the loop).
+
+var server = apiserver.NewShared()
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(server.Run(m))
+}
+
+// behaviour is what the simulated kubelet does with a Pod on one node.
+type behaviour int
+
+const (
+	// probeAgainst runs the probe against the node's server and reports.
+	probeAgainst behaviour = iota
+	// imagePullFails reports ErrImagePull.
+	imagePullFails
+	// runForever starts the container and never finishes it.
+	runForever
+	// exitWithoutReport terminates the container with exit code 1 and no report.
+	exitWithoutReport
+)
+
+type kubelet struct {
+	client kubernetes.Interface
+	ns     string
+	// servers maps a node to the loopback address its probes really dial.
+	servers map[string]string
+	do      map[string]behaviour
+	mu      sync.Mutex
+	seen    []corev1.Pod
+	// ready is closed once the watch is open: a Pod created before would go unseen.
+	ready chan struct{}
+}
+
+// run plays the kubelet of every node until ctx ends.
+func (k *kubelet) run(ctx context.Context, t *testing.T) {
+	w, err := k.client.CoreV1().Pods(k.ns).Watch(ctx, metav1.ListOptions{LabelSelector: verify.LabelManagedBy + "=" + verify.ManagedBy})
+	if err != nil {
+		t.Errorf("kubelet: watch: %v", err)
+		close(k.ready)
+		return
+	}
+	defer w.Stop()
+	close(k.ready)
+	handled := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			p, ok := e.Object.(*corev1.Pod)
+			if !ok || handled[p.Name] || p.DeletionTimestamp != nil {
+				continue
+			}
+			handled[p.Name] = true
+			k.mu.Lock()
+			k.seen = append(k.seen, *p.DeepCopy())
+			k.mu.Unlock()
+			go k.handle(ctx, t, p.DeepCopy())
+		}
+	}
+}
+
+func (k *kubelet) handle(ctx context.Context, t *testing.T, p *corev1.Pod) {
+	node := p.Spec.NodeName
+	c := p.Spec.Containers[0]
+	status := func(s corev1.ContainerState, phase corev1.PodPhase) {
+		p.Status.Phase = phase
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image, State: s}}
+		if u, err := k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
+			p = u
+		}
+	}
+	switch k.do[node] {
+	case imagePullFails:
+		status(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: `failed to pull image "` + c.Image + `": not found`}}, corev1.PodPending)
+		return
+	case runForever:
+		status(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, corev1.PodRunning)
+		return
+	case exitWithoutReport:
+		status(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "boom"}}, corev1.PodFailed)
+		return
+	}
+	status(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, corev1.PodRunning)
+	// The probe's own arguments, as the container would get them.
+	var targets []string
+	for _, a := range c.Args {
+		if strings.Contains(a, ":") && !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "/") {
+			targets = append(targets, a)
+		}
+	}
+	addr := k.servers[node]
+	rep, err := probe.Run(ctx, probe.Spec{Targets: targets, Connections: 2, ReadTimeout: 300 * time.Millisecond,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}})
+	if err != nil {
+		t.Errorf("kubelet: probe: %v", err)
+		return
+	}
+	msg, _ := json.Marshal(rep.Compact())
+	if len(msg) > 4096 {
+		t.Errorf("the compact report is %d bytes, more than a termination message holds", len(msg))
+	}
+	status(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg)}}, corev1.PodSucceeded)
+}
+
+func listen(t *testing.T, answer bool) string {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 4096))
+				if answer {
+					c.Write([]byte("HTTP/1.0 200 OK\r\n\r\n"))
+					return
+				}
+				time.Sleep(time.Second)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// setup creates a LoadBalancer Service with an LB address in its status and returns a target
+// whose exposure loops for a client on n1, the node of its only backend.
+func setup(t *testing.T) (kubernetes.Interface, string, verify.Target) {
+	s := server.Get(t)
+	ns := s.Namespace(t)
+	c := s.Client()
+	svc, err := c.CoreV1().Services(ns).Create(t.Context(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "checkout"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}, {Hostname: "lb.example.com"}}
+	if svc, err = c.CoreV1().Services(ns).UpdateStatus(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &core.Exposure{
+		Object: core.ObjectRef{Kind: "Service", Namespace: ns, Name: "checkout"}, Provider: "test",
+		Scope: core.Private, Layer: core.Layer4, Protocols: core.TCP, ProxyProtocol: core.No,
+		Intercept: core.No, LBSourceNAT: core.No, Binding: core.DirectToPod,
+		Placement: core.Placement{NodesBehindLB: 3, Backends: []core.NodeBackends{{Node: "n1", Count: 1}}, Separated: core.No},
+	}
+	return c, ns, verify.Target{Service: svc, Exposure: e, Nodes: []string{"n2", "n1", "n3"}}
+}
+
+func probePods(t *testing.T, c kubernetes.Interface, ns string) []corev1.Pod {
+	l, err := c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: verify.LabelManagedBy + "=" + verify.ManagedBy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func startKubelet(t *testing.T, c kubernetes.Interface, ns string, servers map[string]string, do map[string]behaviour) *kubelet {
+	k := &kubelet{client: c, ns: ns, servers: servers, do: do, ready: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go k.run(ctx, t)
+	<-k.ready
+	return k
+}
+
+var opts = verify.Options{Image: "ghcr.io/loopguard/loopguard:test", Connections: 2, ConnectTimeout: 500 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, StartTimeout: 20 * time.Second}
+
+func TestRunAgreesAndCleansUp(t *testing.T) {
+	c, ns, target := setup(t)
+	k := startKubelet(t, c, ns, map[string]string{"n1": listen(t, false), "n2": listen(t, true)}, nil)
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Agree != 2 || rep.Disagree != 0 || rep.Errors != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	pl := rep.Exposures[0].Placements
+	if pl[0].Side != verify.BackendNode || pl[0].Node != "n1" || pl[0].Predicted.Behaviour != verify.Loops || pl[0].Observed.Behaviour != verify.Loops {
+		t.Errorf("backend-node placement %+v", pl[0])
+	}
+	if pl[1].Side != verify.OtherNode || pl[1].Node != "n2" || pl[1].Predicted.Behaviour != verify.Works || pl[1].Observed.Behaviour != verify.Works {
+		t.Errorf("other-node placement %+v", pl[1])
+	}
+	if got := rep.Exposures[0].Addresses; strings.Join(got, " ") != "192.0.2.10:80 lb.example.com:80" {
+		t.Errorf("addresses %v", got)
+	}
+	// Both addresses, two connections each.
+	if n := pl[1].Observed.Connections; n != 4 {
+		t.Errorf("%d connections observed, want 4", n)
+	}
+	if !strings.Contains(pl[0].Path.Text(), "✗") || !strings.Contains(pl[0].Mermaid, "flowchart LR") || strings.Contains(pl[1].Path.Text(), "✗") {
+		t.Errorf("paths:\n%s\n%s", pl[0].Path.Text(), pl[1].Path.Text())
+	}
+	assertGone(t, c, ns)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.seen) != 2 {
+		t.Fatalf("%d probe Pods created, want 2", len(k.seen))
+	}
+	for _, p := range k.seen {
+		sp := p.Spec
+		ctr := sp.Containers[0]
+		switch {
+		case sp.NodeName != "n1" && sp.NodeName != "n2":
+			t.Errorf("Pod %s pinned to %q", p.Name, sp.NodeName)
+		case p.Labels[verify.LabelSide] == string(verify.BackendNode) && sp.NodeName != "n1",
+			p.Labels[verify.LabelSide] == string(verify.OtherNode) && sp.NodeName != "n2":
+			t.Errorf("Pod %s: side %s on node %s", p.Name, p.Labels[verify.LabelSide], sp.NodeName)
+		case len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != target.Service.UID || p.OwnerReferences[0].Kind != "Service":
+			t.Errorf("Pod %s owner references %+v", p.Name, p.OwnerReferences)
+		case ctr.Resources.Limits.Cpu().String() != "100m" || ctr.Resources.Limits.Memory().String() != "64Mi" || ctr.Resources.Requests.Cpu().IsZero():
+			t.Errorf("Pod %s resources %+v", p.Name, ctr.Resources)
+		case sp.ActiveDeadlineSeconds == nil || *sp.ActiveDeadlineSeconds <= 0 || sp.RestartPolicy != corev1.RestartPolicyNever:
+			t.Errorf("Pod %s unbounded: deadline %v restart %s", p.Name, sp.ActiveDeadlineSeconds, sp.RestartPolicy)
+		case sp.AutomountServiceAccountToken == nil || *sp.AutomountServiceAccountToken:
+			t.Errorf("Pod %s mounts a service account token", p.Name)
+		case ctr.Image != opts.Image || strings.Join(ctr.Command, " ") != "/loopguard" || ctr.Args[0] != "probe":
+			t.Errorf("Pod %s runs %s %v %v", p.Name, ctr.Image, ctr.Command, ctr.Args)
+		}
+	}
+}
+
+func TestRunReportsDisagreement(t *testing.T) {
+	c, ns, target := setup(t)
+	// The backend's node answers: the loop the model predicts is not there.
+	startKubelet(t, c, ns, map[string]string{"n1": listen(t, true), "n2": listen(t, true)}, nil)
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Agree != 1 || rep.Disagree != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if why := rep.Exposures[0].Placements[0].Why; !strings.Contains(why, "predicted loops, observed works") {
+		t.Errorf("why %q", why)
+	}
+	assertGone(t, c, ns)
+}
+
+func TestRunPodNeverStarts(t *testing.T) {
+	c, ns, target := setup(t)
+	// No kubelet at all: the Pods stay Pending.
+	o := opts
+	o.StartTimeout = 2 * time.Second
+	start := time.Now()
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("took %v with a 2 s start timeout", el)
+	}
+	if rep.Errors != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, p := range rep.Exposures[0].Placements {
+		if !strings.Contains(p.Error, "did not start") || !strings.Contains(p.Error, "node "+p.Node) || !strings.Contains(p.Error, "kubelet") {
+			t.Errorf("error %q", p.Error)
+		}
+	}
+	assertGone(t, c, ns)
+}
+
+func TestRunImagePullFailure(t *testing.T) {
+	c, ns, target := setup(t)
+	startKubelet(t, c, ns, map[string]string{"n2": listen(t, true)}, map[string]behaviour{"n1": imagePullFails})
+	start := time.Now()
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > opts.StartTimeout/2 {
+		t.Errorf("an image pull failure took %v to report: it must not wait for the start timeout", el)
+	}
+	bad, good := rep.Exposures[0].Placements[0], rep.Exposures[0].Placements[1]
+	if !strings.Contains(bad.Error, "ErrImagePull") || !strings.Contains(bad.Error, opts.Image) || bad.Observed != nil {
+		t.Errorf("backend-node placement %+v", bad)
+	}
+	if good.Observed == nil || !good.Agree {
+		t.Errorf("other-node placement %+v", good)
+	}
+	assertGone(t, c, ns)
+}
+
+func TestRunProbeExitsWithoutReport(t *testing.T) {
+	c, ns, target := setup(t)
+	startKubelet(t, c, ns, nil, map[string]behaviour{"n1": exitWithoutReport, "n2": exitWithoutReport})
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Exposures[0].Placements {
+		if !strings.Contains(p.Error, "exited with code 1") || !strings.Contains(p.Error, "boom") {
+			t.Errorf("error %q", p.Error)
+		}
+	}
+	assertGone(t, c, ns)
+}
+
+func TestRunInterrupted(t *testing.T) {
+	c, ns, target := setup(t)
+	startKubelet(t, c, ns, nil, map[string]behaviour{"n1": runForever, "n2": runForever})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	running := 0
+	o := opts
+	o.Progress = func(e verify.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Phase == "running" {
+			if running++; running == 2 {
+				cancel() // what the CLI's signal handler does on Ctrl-C
+			}
+		}
+	}
+	rep, err := verify.Run(ctx, c, []verify.Target{target}, &o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if rep.Errors != 2 {
+		t.Errorf("report %+v", rep)
+	}
+	assertGone(t, c, ns)
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	_, err := verify.Run(t.Context(), nil, nil, &verify.Options{Connections: 1000})
+	if err == nil || !strings.Contains(err.Error(), "image: ") || !strings.Contains(err.Error(), "connections: 1000") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestNodes(t *testing.T) {
+	e := &core.Exposure{Placement: core.Placement{Backends: []core.NodeBackends{{Node: "b", Count: 2}, {Node: "a", Count: 1}, {Node: "z", Count: 1}}}}
+	if b, o := verify.Nodes(e, []string{"c", "b", "a", "d"}); b != "a" || o != "c" {
+		t.Errorf("got %q %q, want a c (z is not usable)", b, o)
+	}
+	if _, o := verify.Nodes(e, []string{"a", "b"}); o != "" {
+		t.Errorf("got other %q with every node holding a backend", o)
+	}
+}
+
+// assertGone: no probe Pod is left, whatever happened.
+func assertGone(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	if left := probePods(t, c, ns); len(left) > 0 {
+		t.Errorf("%d probe Pods left behind, e.g. %s (deletionTimestamp %v)", len(left), left[0].Name, left[0].DeletionTimestamp)
+	}
+}
