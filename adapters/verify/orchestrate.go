@@ -95,7 +95,8 @@ type Target struct {
 type Report struct {
 	Exposures []ExposureReport `json:"exposures"`
 	// Agree counts placements whose observation agrees with the prediction, Disagree those
-	// that do not, Errors those that produced no observation.
+	// that do not, Errors those with an error (no observation, or a probe Pod that could not
+	// be deleted).
 	Agree    int `json:"agree"`
 	Disagree int `json:"disagree"`
 	Errors   int `json:"errors"`
@@ -159,9 +160,11 @@ func Run(ctx context.Context, client kubernetes.Interface, targets []Target, opt
 	wg.Wait()
 	for _, e := range rep.Exposures {
 		for _, p := range e.Placements {
+			if p.Error != "" {
+				rep.Errors++
+			}
 			switch {
 			case p.Observed == nil:
-				rep.Errors++
 			case p.Agree:
 				rep.Agree++
 			default:

@@ -333,3 +333,14 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// verifyHint is the line plan and apply end with: how to see the verdict, and after apply the
+// fix, on the cluster itself.
+func verifyHint(applying, dryRun bool) string {
+	switch {
+	case !applying || dryRun:
+		return "See it on the cluster: 'loopguard verify' probes each LB address from a backend's node and from another (docs/verify.md); after apply, 'loopguard verify --expect-fixed' shows whether the fix held."
+	default:
+		return "Check that the fix held: 'loopguard verify --expect-fixed' probes each LB address from a backend's node and from another (docs/verify.md)."
+	}
+}

@@ -1,0 +1,85 @@
+package verify_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loopguard/loopguard/adapters/verify"
+)
+
+// TestRBACRole runs verify as a user holding only deploy/verify/role.yaml in the namespace:
+// it must be enough, and every verb in it needed.
+func TestRBACRole(t *testing.T) {
+	admin, ns, target := setup(t)
+	raw, err := os.ReadFile("../../deploy/verify/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, role rbacv1.Role, user string) (verify.Report, error) {
+		role.Namespace, role.Name = ns, user
+		if _, err := admin.RbacV1().Roles(ns).Create(t.Context(), &role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := server.Get(t).Config()
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		c, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return verify.Run(t.Context(), c, []verify.Target{target}, &opts)
+	}
+	startKubelet(t, admin, ns, map[string]string{"n1": listen(t, false), "n2": listen(t, true)}, nil)
+	t.Run("the role", func(t *testing.T) {
+		rep, err := run(t, role, "verify-all")
+		if err != nil || rep.Agree != 2 {
+			t.Fatalf("err %v, report %+v", err, rep)
+		}
+		assertGone(t, admin, ns)
+	})
+	for _, verb := range role.Rules[0].Verbs {
+		t.Run("without "+verb, func(t *testing.T) {
+			r := *role.DeepCopy()
+			r.Rules[0].Verbs = slicesWithout(r.Rules[0].Verbs, verb)
+			rep, _ := run(t, r, "verify-no-"+verb)
+			msgs := ""
+			for _, p := range rep.Exposures[0].Placements {
+				msgs += p.Error + "\n"
+			}
+			if !strings.Contains(msgs, "forbidden") || !strings.Contains(msgs, "cannot "+verb) {
+				t.Errorf("without %s: report %+v\nerrors:\n%s", verb, rep, msgs)
+			}
+			// What the limited user could not delete, the admin does.
+			for _, p := range probePods(t, admin, ns) {
+				admin.CoreV1().Pods(ns).Delete(t.Context(), p.Name, *metav1.NewDeleteOptions(0))
+			}
+		})
+	}
+}
+
+func slicesWithout(s []string, v string) []string {
+	var out []string
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
