@@ -295,7 +295,7 @@ func renderVerify(w io.Writer, format string, rep *VerifyReport, expectFixed boo
 			} else if p.Why != "" {
 				fmt.Fprintf(bw, "  %s: %s\n", p.Side, p.Why)
 			}
-			if p.Node != "" {
+			if len(p.Path.Hops) > 0 {
 				fmt.Fprintf(bw, "  path from %s: %s\n", p.Side, strings.ReplaceAll(p.Path.Text(), "\n", "\n  "))
 			}
 		}

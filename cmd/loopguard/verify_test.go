@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/verify"
 	"github.com/loopguard/loopguard/adapters/verify/probe"
+	"github.com/loopguard/loopguard/core"
 )
 
 // TestProbeCommand runs the hidden probe subcommand, as a probe Pod does, against a real
@@ -103,4 +104,50 @@ func TestVerifyLive(t *testing.T) {
 	if err != nil || len(pods.Items) != 0 {
 		t.Errorf("probe Pods: %v %v", pods, err)
 	}
+}
+
+// TestVerifyRenderGolden renders a verify report the way a run on a cluster prints it: a loop
+// seen from the backend's node, none from the other node, and a placement that could not run.
+// docs/verify.md shows this output.
+func TestVerifyRenderGolden(t *testing.T) {
+	t.Chdir(repoRoot)
+	e := &core.Exposure{
+		Object: core.ObjectRef{Kind: "Service", Namespace: "shop", Name: "checkout"}, Provider: "kubernetes",
+		Scope: core.Private, Layer: core.Layer4, Protocols: core.TCP, ProxyProtocol: core.No,
+		Intercept: core.No, LBSourceNAT: core.No, Binding: core.DirectToPod,
+		Placement: core.Placement{NodesBehindLB: 3, Backends: []core.NodeBackends{{Node: "node-a", Count: 1}}, Separated: core.No},
+	}
+	addr := "192.0.2.10:80"
+	placement := func(side verify.Side, node string, counts map[probe.Outcome]int) verify.PlacementReport {
+		p := verify.PlacementReport{Side: side, Node: node, Predicted: verify.Predict(e, node)}
+		o := verify.Observe(probe.TargetReport{Target: addr, Counts: counts})
+		p.Observed = &o
+		p.Agree, p.Why = verify.Agree(p.Predicted, o)
+		p.Path = verify.PathFor(e, node, "node-a", addr, p.Predicted)
+		p.Mermaid = p.Path.Mermaid()
+		return p
+	}
+	fixed := *e
+	fixed.Object.Name, fixed.LBSourceNAT = "payments", core.Yes
+	rep := VerifyReport{APIVersion: ReportAPIVersion, Kind: VerifyReportKind, Exposures: []verify.ExposureReport{
+		{Object: e.Object, Addresses: []string{addr}, Assessment: core.RiskAtRisk, Placements: []verify.PlacementReport{
+			placement(verify.BackendNode, "node-a", map[probe.Outcome]int{probe.Timeout: 5}),
+			placement(verify.OtherNode, "node-b", map[probe.Outcome]int{probe.OK: 5}),
+		}},
+		{Object: fixed.Object, Addresses: []string{"192.0.2.11:443"}, Assessment: core.Assess(&fixed).Risk, Placements: []verify.PlacementReport{
+			{Side: verify.BackendNode, Node: "node-a", Predicted: verify.Predict(&fixed, "node-a"), Path: verify.PathFor(&fixed, "node-a", "node-a", "192.0.2.11:443", verify.Predict(&fixed, "node-a")),
+				Error: `probe Pod did not start: probe Pod shop/loopguard-verify-payments-x7k2p on node node-a: container probe: ErrImagePull: failed to pull image "ghcr.io/loopguard/loopguard:v0.1.0"`},
+			{Side: verify.OtherNode, Error: "every node a probe Pod may run on holds a backend", Predicted: verify.Prediction{Behaviour: verify.Unpredicted}},
+		}},
+	}, Summary: VerifySummary{Exposures: 2, Agree: 2, Errors: 2}}
+	var b strings.Builder
+	if err := renderVerify(&b, "table", &rep, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verify.table", b.String())
+	b.Reset()
+	if err := renderVerify(&b, "yaml", &rep, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verify.yaml", b.String())
 }
