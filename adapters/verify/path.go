@@ -20,8 +20,9 @@ type Path struct {
 	Hops []Hop `json:"hops"`
 	// Breaks is where and why the connection fails, empty when it does not.
 	Breaks string `json:"breaks,omitempty"`
-	// BreaksAt is the index of the hop where it breaks.
-	BreaksAt int `json:"breaksAt,omitempty"`
+	// BreaksAt is the index of the hop where it breaks, when Breaks is set. (Not omitempty:
+	// assess's JSON writer, encoding/json/v2, would not omit a zero number.)
+	BreaksAt int `json:"breaksAt"`
 }
 
 // PathFor draws the path of a connection from a client Pod on clientNode to the exposure's LB

@@ -82,10 +82,14 @@ errors go to standard error and, with -o json|yaml, into "errors").`,
 				*code = exitInput
 				return err
 			}
+			if o.diagram && o.output == "table" {
+				printDiagrams(stdout, rep)
+			}
 			*code = rep.exitCode(o.failOnRisk)
 			return nil
 		},
 	}
+	addDiagramFlag(cmd, o)
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "manifests to read: a file, a folder (read recursively: .yaml, .yml, .json), or - for standard input; repeatable")
 	addOutputFlags(cmd, o)
