@@ -23,3 +23,22 @@ func TestAssessDiagram(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainDiagram: explain draws the path for the codes that are about one, and only them.
+func TestExplainDiagram(t *testing.T) {
+	tests := map[string]string{
+		"same-node-loop":            "──► LB VIP:80 ──► node node-a ──► backend Pod ✗",
+		"vip-skips-proxy-header":    "(kube-proxy answers for VIP:80) ──► node node-a ──► backend Pod ✗",
+		"nodeport-cluster-any-node": "when the LB picks node node-a (33% of connections)",
+		"lb-source-nat":             "LB VIP:80 (source NAT) ──► node node-a ──► backend Pod\n",
+	}
+	for code, want := range tests {
+		stdout, _, code2 := runCLI(t, "", "explain", code)
+		if code2 != exitOK || !strings.Contains(stdout, "picture: ") || !strings.Contains(stdout, want) {
+			t.Errorf("explain %s (exit %d) lacks %q:\n%s", code, code2, want, stdout)
+		}
+	}
+	if stdout, _, _ := runCLI(t, "", "explain", "tke-offer-prevent-loopback"); strings.Contains(stdout, "picture:") {
+		t.Errorf("a picture for a code that is not about a path:\n%s", stdout)
+	}
+}
