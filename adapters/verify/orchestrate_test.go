@@ -2,9 +2,7 @@ package verify_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -18,13 +16,13 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/loopguard/loopguard/adapters/verify"
-	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/internal/apiserver"
+	"github.com/loopguard/loopguard/internal/kubeletsim"
 )
 
 // The orchestration runs against a real kube-apiserver. envtest has no kubelet, so these tests
-// play one: kubelet below watches the probe Pods bound to its nodes and writes their status
+// play one (internal/kubeletsim): it watches the probe Pods bound to its nodes and writes their status
 // through the status subresource as a kubelet would (Running, then the container terminated
 // with the probe's report as its termination message, or an image pull failure). The report
 // is the real probe engine's, run against loopback servers that stand for each node's view of
@@ -35,136 +33,6 @@ var server = apiserver.NewShared()
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	os.Exit(server.Run(m))
-}
-
-// behaviour is what the simulated kubelet does with a Pod on one node.
-type behaviour int
-
-const (
-	// probeAgainst runs the probe against the node's server and reports.
-	probeAgainst behaviour = iota
-	// imagePullFails reports ErrImagePull.
-	imagePullFails
-	// runForever starts the container and never finishes it.
-	runForever
-	// exitWithoutReport terminates the container with exit code 1 and no report.
-	exitWithoutReport
-)
-
-type kubelet struct {
-	client kubernetes.Interface
-	ns     string
-	// servers maps a node to the loopback address its probes really dial.
-	servers map[string]string
-	do      map[string]behaviour
-	mu      sync.Mutex
-	seen    []corev1.Pod
-	// ready is closed once the watch is open: a Pod created before would go unseen.
-	ready chan struct{}
-}
-
-// run plays the kubelet of every node until ctx ends.
-func (k *kubelet) run(ctx context.Context, t *testing.T) {
-	w, err := k.client.CoreV1().Pods(k.ns).Watch(ctx, metav1.ListOptions{LabelSelector: verify.LabelManagedBy + "=" + verify.ManagedBy})
-	if err != nil {
-		t.Errorf("kubelet: watch: %v", err)
-		close(k.ready)
-		return
-	}
-	defer w.Stop()
-	close(k.ready)
-	handled := map[string]bool{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.ResultChan():
-			if !ok {
-				return
-			}
-			p, ok := e.Object.(*corev1.Pod)
-			if !ok || handled[p.Name] || p.DeletionTimestamp != nil {
-				continue
-			}
-			handled[p.Name] = true
-			k.mu.Lock()
-			k.seen = append(k.seen, *p.DeepCopy())
-			k.mu.Unlock()
-			go k.handle(ctx, t, p.DeepCopy())
-		}
-	}
-}
-
-func (k *kubelet) handle(ctx context.Context, t *testing.T, p *corev1.Pod) {
-	node := p.Spec.NodeName
-	c := p.Spec.Containers[0]
-	status := func(s corev1.ContainerState, phase corev1.PodPhase) {
-		p.Status.Phase = phase
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image, State: s}}
-		if u, err := k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
-			p = u
-		}
-	}
-	switch k.do[node] {
-	case imagePullFails:
-		status(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: `failed to pull image "` + c.Image + `": not found`}}, corev1.PodPending)
-		return
-	case runForever:
-		status(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, corev1.PodRunning)
-		return
-	case exitWithoutReport:
-		status(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "boom"}}, corev1.PodFailed)
-		return
-	}
-	status(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, corev1.PodRunning)
-	// The probe's own arguments, as the container would get them.
-	var targets []string
-	for _, a := range c.Args {
-		if strings.Contains(a, ":") && !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "/") {
-			targets = append(targets, a)
-		}
-	}
-	addr := k.servers[node]
-	rep, err := probe.Run(ctx, probe.Spec{Targets: targets, Connections: 2, ReadTimeout: 300 * time.Millisecond,
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}})
-	if err != nil {
-		t.Errorf("kubelet: probe: %v", err)
-		return
-	}
-	msg, _ := json.Marshal(rep.Compact())
-	if len(msg) > 4096 {
-		t.Errorf("the compact report is %d bytes, more than a termination message holds", len(msg))
-	}
-	status(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg)}}, corev1.PodSucceeded)
-}
-
-func listen(t *testing.T, answer bool) string {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.Read(make([]byte, 4096))
-				if answer {
-					c.Write([]byte("HTTP/1.0 200 OK\r\n\r\n"))
-					return
-				}
-				time.Sleep(time.Second)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // setup creates a LoadBalancer Service with an LB address in its status and returns a target
@@ -201,20 +69,11 @@ func probePods(t *testing.T, c kubernetes.Interface, ns string) []corev1.Pod {
 	return l.Items
 }
 
-func startKubelet(t *testing.T, c kubernetes.Interface, ns string, servers map[string]string, do map[string]behaviour) *kubelet {
-	k := &kubelet{client: c, ns: ns, servers: servers, do: do, ready: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go k.run(ctx, t)
-	<-k.ready
-	return k
-}
-
 var opts = verify.Options{Image: "ghcr.io/loopguard/loopguard:test", Connections: 2, ConnectTimeout: 500 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, StartTimeout: 20 * time.Second}
 
 func TestRunAgreesAndCleansUp(t *testing.T) {
 	c, ns, target := setup(t)
-	k := startKubelet(t, c, ns, map[string]string{"n1": listen(t, false), "n2": listen(t, true)}, nil)
+	k := kubeletsim.Start(t, c, ns, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
 	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -241,12 +100,11 @@ func TestRunAgreesAndCleansUp(t *testing.T) {
 	}
 	assertGone(t, c, ns)
 
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if len(k.seen) != 2 {
-		t.Fatalf("%d probe Pods created, want 2", len(k.seen))
+	seen := k.Seen()
+	if len(seen) != 2 {
+		t.Fatalf("%d probe Pods created, want 2", len(seen))
 	}
-	for _, p := range k.seen {
+	for _, p := range seen {
 		sp := p.Spec
 		ctr := sp.Containers[0]
 		switch {
@@ -272,7 +130,7 @@ func TestRunAgreesAndCleansUp(t *testing.T) {
 func TestRunReportsDisagreement(t *testing.T) {
 	c, ns, target := setup(t)
 	// The backend's node answers: the loop the model predicts is not there.
-	startKubelet(t, c, ns, map[string]string{"n1": listen(t, true), "n2": listen(t, true)}, nil)
+	kubeletsim.Start(t, c, ns, map[string]string{"n1": kubeletsim.Listen(t, true), "n2": kubeletsim.Listen(t, true)}, nil)
 	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +170,7 @@ func TestRunPodNeverStarts(t *testing.T) {
 
 func TestRunImagePullFailure(t *testing.T) {
 	c, ns, target := setup(t)
-	startKubelet(t, c, ns, map[string]string{"n2": listen(t, true)}, map[string]behaviour{"n1": imagePullFails})
+	kubeletsim.Start(t, c, ns, map[string]string{"n2": kubeletsim.Listen(t, true)}, map[string]kubeletsim.Behaviour{"n1": kubeletsim.ImagePullFails})
 	start := time.Now()
 	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
 	if err != nil {
@@ -333,7 +191,7 @@ func TestRunImagePullFailure(t *testing.T) {
 
 func TestRunProbeExitsWithoutReport(t *testing.T) {
 	c, ns, target := setup(t)
-	startKubelet(t, c, ns, nil, map[string]behaviour{"n1": exitWithoutReport, "n2": exitWithoutReport})
+	kubeletsim.Start(t, c, ns, nil, map[string]kubeletsim.Behaviour{"n1": kubeletsim.ExitWithoutReport, "n2": kubeletsim.ExitWithoutReport})
 	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +206,7 @@ func TestRunProbeExitsWithoutReport(t *testing.T) {
 
 func TestRunInterrupted(t *testing.T) {
 	c, ns, target := setup(t)
-	startKubelet(t, c, ns, nil, map[string]behaviour{"n1": runForever, "n2": runForever})
+	kubeletsim.Start(t, c, ns, nil, map[string]kubeletsim.Behaviour{"n1": kubeletsim.RunForever, "n2": kubeletsim.RunForever})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var mu sync.Mutex

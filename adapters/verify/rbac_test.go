@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/internal/kubeletsim"
 )
 
 // TestRBACRole runs verify as a user holding only deploy/verify/role.yaml in the namespace:
@@ -46,7 +47,7 @@ func TestRBACRole(t *testing.T) {
 		}
 		return verify.Run(t.Context(), c, []verify.Target{target}, &opts)
 	}
-	startKubelet(t, admin, ns, map[string]string{"n1": listen(t, false), "n2": listen(t, true)}, nil)
+	kubeletsim.Start(t, admin, ns, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
 	t.Run("the role", func(t *testing.T) {
 		rep, err := run(t, role, "verify-all")
 		if err != nil || rep.Agree != 2 {
