@@ -64,6 +64,8 @@ type Options struct {
 	// Resources of the probe container; nil means requests of 10m CPU and 16Mi memory,
 	// limits of 100m and 64Mi.
 	Resources *corev1.ResourceRequirements
+	// Parallel bounds the Services verified at once (two probe Pods each); zero means 4.
+	Parallel int
 	// Progress, when set, is told about each step.
 	Progress func(Event)
 }
@@ -154,8 +156,18 @@ func Run(ctx context.Context, client kubernetes.Interface, targets []Target, opt
 	}
 	rep := Report{Exposures: make([]ExposureReport, len(targets))}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, o.Parallel)
 	for i := range targets {
-		wg.Go(func() { rep.Exposures[i] = verifyOne(ctx, client, &targets[i], &o) })
+		wg.Go(func() {
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-ctx.Done():
+				rep.Exposures[i] = ExposureReport{Object: targets[i].Exposure.Object, Error: "not verified: " + ctx.Err().Error()}
+				return
+			}
+			rep.Exposures[i] = verifyOne(ctx, client, &targets[i], &o)
+		})
 	}
 	wg.Wait()
 	for _, e := range rep.Exposures {
@@ -187,6 +199,9 @@ func (o *Options) validate() error {
 	if err := spec.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if o.Parallel < 0 {
+		errs = append(errs, fmt.Errorf("parallel: %d", o.Parallel))
+	}
 	if o.StartTimeout < 0 {
 		errs = append(errs, fmt.Errorf("startTimeout: %v", o.StartTimeout))
 	}
@@ -199,6 +214,7 @@ func (o *Options) validate() error {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 60 * time.Second
 	}
+	o.Parallel = cmpOr(o.Parallel, 4)
 	o.Connections = cmpOr(o.Connections, probe.DefaultConnections)
 	o.ConnectTimeout = cmpOr(o.ConnectTimeout, probe.DefaultConnectTimeout)
 	o.ReadTimeout = cmpOr(o.ReadTimeout, probe.DefaultReadTimeout)

@@ -255,3 +255,38 @@ func assertGone(t *testing.T, c kubernetes.Interface, ns string) {
 		t.Errorf("%d probe Pods left behind, e.g. %s (deletionTimestamp %v)", len(left), left[0].Name, left[0].DeletionTimestamp)
 	}
 }
+
+// TestRunBoundsParallelism: with Parallel 1, one Service's probe Pods are gone before the
+// next Service's are created.
+func TestRunBoundsParallelism(t *testing.T) {
+	var targets []verify.Target
+	var c kubernetes.Interface
+	for range 2 {
+		cl, ns, target := setup(t)
+		c = cl
+		kubeletsim.Start(t, cl, ns, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
+		targets = append(targets, target)
+	}
+	var mu sync.Mutex
+	alive, most := 0, 0
+	o := opts
+	o.Parallel = 1
+	o.Progress = func(e verify.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Phase {
+		case "created":
+			alive++
+			most = max(most, alive)
+		case "deleted":
+			alive--
+		}
+	}
+	rep, err := verify.Run(t.Context(), c, targets, &o)
+	if err != nil || rep.Agree != 4 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	if most != 2 {
+		t.Errorf("at most %d probe Pods alive at once, want 2 (one Service at a time)", most)
+	}
+}

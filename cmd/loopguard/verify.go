@@ -182,6 +182,7 @@ pulled) or a Service has no address to probe.`,
 	f.DurationVar(&v.probe.ConnectTimeout, "connect-timeout", probe.DefaultConnectTimeout, "bound on each connect")
 	f.DurationVar(&v.probe.ReadTimeout, "read-timeout", probe.DefaultReadTimeout, "bound on the wait for each answer's first byte")
 	f.DurationVar(&v.startTimeout, "start-timeout", 60*time.Second, "how long a probe Pod may take to start before verify gives up on it")
+	f.IntVar(&v.probe.Parallel, "parallel", 4, "Services verified at once (two probe Pods each)")
 	f.BoolVar(&v.probe.NoProxyCheck, "no-proxy-check", false, "do not send the one PROXY-header check connection that tells a PROXY-protocol rejection apart")
 	return cmd
 }
