@@ -110,7 +110,11 @@ type ExposureReport struct {
 	Addresses  []string          `json:"addresses"`
 	Placements []PlacementReport `json:"placements"`
 	Assessment core.Risk         `json:"risk"`
-	Error      string            `json:"error,omitempty"`
+	// Reasons are the codes of the rules the prediction rests on (docs/reasons.md): after a
+	// fix, the ones that say why no loop is expected (node-intercepts-vip, lb-source-nat, ...)
+	// name the fix a failing placement contradicts.
+	Reasons []string `json:"reasons,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // PlacementReport is one probe Pod: predicted and observed side by side.
@@ -270,7 +274,11 @@ func Nodes(e *core.Exposure, nodes []string) (backend, other string) {
 
 func verifyOne(ctx context.Context, client kubernetes.Interface, t *Target, o *Options) ExposureReport {
 	svc := t.Service
-	er := ExposureReport{Object: t.Exposure.Object, Addresses: Addresses(svc), Assessment: core.Assess(t.Exposure).Risk}
+	a := core.Assess(t.Exposure)
+	er := ExposureReport{Object: t.Exposure.Object, Addresses: Addresses(svc), Assessment: a.Risk}
+	for _, r := range a.Reasons {
+		er.Reasons = append(er.Reasons, string(r.Code))
+	}
 	if len(er.Addresses) == 0 {
 		er.Error = "the Service's status.loadBalancer.ingress has no address with a TCP port: nothing to probe"
 		return er

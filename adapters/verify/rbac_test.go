@@ -1,12 +1,16 @@
 package verify_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -38,6 +42,16 @@ func TestRBACRole(t *testing.T) {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		// The API server's RBAC authorizer sees new bindings through an informer: wait until
+		// it grants the role's first verb, so a refusal below is the role's, not the lag's.
+		verb := role.Rules[0].Verbs[0]
+		if err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			r, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: "pods"}}}, metav1.CreateOptions{})
+			return err == nil && r.Status.Allowed, nil
+		}); err != nil {
+			t.Fatalf("the role's %s on pods never took effect for %s: %v", verb, user, err)
 		}
 		cfg := server.Get(t).Config()
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}

@@ -77,8 +77,9 @@ their Service, limited (10m/16Mi requested, 100m/64Mi limit, non-root, read-only
 service-account token, activeDeadlineSeconds), and deleted when verify ends, on success,
 failure, timeout or interrupt (Ctrl-C). verify creates nothing else. RBAC: docs/verify.md.
 
-After 'loopguard apply', run verify --expect-fixed: every placement must then work, and a
-placement that still fails is reported as a fix that did not hold.
+After 'loopguard apply', run verify --expect-fixed: it checks every LoadBalancer Service (the
+fixed ones are no longer at risk), every placement must then work, and a placement that still
+fails is reported as a fix that did not hold, with the rules the verdict rested on.
 
 ` + liveAccessHelp + `
 
@@ -94,6 +95,10 @@ pulled) or a Service has no address to probe.`,
 			if err := o.validateFacts(); err != nil {
 				*code = exitInput
 				return err
+			}
+			// After apply the fixed Services are no longer at risk: check every one.
+			if v.expectFixed {
+				v.all = true
 			}
 			if len(args) > 0 && l.namespace == "" {
 				*code = exitInput
@@ -176,7 +181,7 @@ pulled) or a Service has no address to probe.`,
 	f.StringVar(&v.image, "image", "", "the loopguard image the probe Pods run (its binary has the probe subcommand); default: ghcr.io/loopguard/loopguard:<this binary's version>")
 	f.StringSliceVar(&v.probe.Command, "probe-command", nil, "the probe's command in --image; default: /loopguard probe")
 	f.BoolVar(&v.all, "all", false, "verify every LoadBalancer Service, not only those at risk")
-	f.BoolVar(&v.expectFixed, "expect-fixed", false, "a fix was applied: every placement must work (exit code 1 names the fix that did not hold)")
+	f.BoolVar(&v.expectFixed, "expect-fixed", false, "a fix was applied: every LoadBalancer Service selected (not only those at risk), and every placement must work (exit code 1, and the rules the fix rested on, when one does not)")
 	f.BoolVarP(&v.quiet, "quiet", "q", false, "no progress lines on standard error")
 	f.IntVar(&v.probe.Connections, "connections", probe.DefaultConnections, fmt.Sprintf("connections per address and placement (at most %d)", probe.MaxConnections))
 	f.DurationVar(&v.probe.ConnectTimeout, "connect-timeout", probe.DefaultConnectTimeout, "bound on each connect")
@@ -295,6 +300,10 @@ func renderVerify(w io.Writer, format string, rep *VerifyReport, expectFixed boo
 				fmt.Fprintf(bw, "  %s: %s\n", p.Side, p.Error)
 			} else if p.Why != "" {
 				fmt.Fprintf(bw, "  %s: %s\n", p.Side, p.Why)
+			}
+			if expectFixed && p.Observed != nil && p.Observed.Behaviour != verify.Works {
+				fmt.Fprintf(bw, "  the fix did not hold from %s (node %s): observed %s (%s); the verdict rested on %s\n",
+					p.Side, p.Node, p.Observed.Behaviour, countsText(p.Observed.Counts), strings.Join(e.Reasons, ", "))
 			}
 			if len(p.Path.Hops) > 0 {
 				fmt.Fprintf(bw, "  path from %s: %s\n", p.Side, strings.ReplaceAll(p.Path.Text(), "\n", "\n  "))
