@@ -277,7 +277,9 @@ func verifyOne(ctx context.Context, client kubernetes.Interface, t *Target, o *O
 	a := core.Assess(t.Exposure)
 	er := ExposureReport{Object: t.Exposure.Object, Addresses: Addresses(svc), Assessment: a.Risk}
 	for _, r := range a.Reasons {
-		er.Reasons = append(er.Reasons, string(r.Code))
+		if !slices.Contains(er.Reasons, string(r.Code)) {
+			er.Reasons = append(er.Reasons, string(r.Code))
+		}
 	}
 	if len(er.Addresses) == 0 {
 		er.Error = "the Service's status.loadBalancer.ingress has no address with a TCP port: nothing to probe"

@@ -94,7 +94,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	stdout, _, code = runCLI(t, "", "verify", "--kubeconfig", kubeconfig, "-n", ns, "checkout", "--provider", "kubernetes", "--kubernetes-version", "v1.37.2", "--proxy-mode", "iptables", "--kube-proxy-version", "v1.37.2", "-q", "--expect-fixed",
 		"--image", "example.invalid/loopguard:test", "--connections", "2", "--connect-timeout", "500ms", "--read-timeout", "300ms")
 	if code != exitAtRisk || !strings.Contains(stdout, "(fix did not hold)") || !strings.Contains(stdout, "1 where the fix did not hold") ||
-		!strings.Contains(stdout, "the fix did not hold from backend-node (node n1): observed loops (4 timeout); the verdict rested on ") {
+		!strings.Contains(stdout, "the fix did not hold from backend-node (node n1): observed loops (2 no-answer); the verdict rested on ") {
 		t.Errorf("--expect-fixed: exit %d\n%s", code, stdout)
 	}
 	pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: verify.LabelManagedBy + "=" + verify.ManagedBy})
