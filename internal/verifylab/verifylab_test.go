@@ -42,17 +42,23 @@ type scenario struct {
 	backendNode string
 	// header is what the backend requires, and the LB sends.
 	header proxylab.ProxyProtocol
+	// nodePortLocal: the LB sends to the backend node's NodePort under externalTrafficPolicy
+	// Local, instead of straight to the Pod.
+	nodePortLocal bool
 	// want is what the probe must see, asserted on its own besides the agreement with the
 	// model, so that a model and a probe wrong the same way still fail.
 	want verify.Behaviour
 }
 
 // scenarios cover both failure directions and their fixes, from both placements, direct to
-// Pod (the binding where the LB's pick is the backend's node itself).
+// Pod (the binding where the LB's pick is the backend's node itself) and, for the loop, through
+// the backend node's NodePort under externalTrafficPolicy Local.
 var scenarios = []scenario{
 	// The loop: an LB that keeps the client's address, landing on the client's node.
 	{name: "loop/kernel-lb/client-on-backend-node", ipMode: corev1.LoadBalancerIPModeProxy, backendNode: clientNode, want: verify.Loops},
 	{name: "loop/kernel-lb/client-on-other-node", ipMode: corev1.LoadBalancerIPModeProxy, backendNode: otherNode, want: verify.Works},
+	{name: "loop/kernel-lb/nodeport-local/client-on-backend-node", ipMode: corev1.LoadBalancerIPModeProxy, backendNode: clientNode, nodePortLocal: true, want: verify.Loops},
+	{name: "loop/kernel-lb/nodeport-local/client-on-other-node", ipMode: corev1.LoadBalancerIPModeProxy, backendNode: otherNode, nodePortLocal: true, want: verify.Works},
 	{name: "loop/transparent-proxy-lb/client-on-backend-node", ipMode: corev1.LoadBalancerIPModeProxy, backendNode: clientNode, header: proxylab.ProxyV1, want: verify.Loops},
 	// Its fixes: LB source NAT, or ipMode VIP (the node answers for the LB).
 	{name: "fix/lb-snat/client-on-backend-node", ipMode: corev1.LoadBalancerIPModeProxy, lbSNAT: true, backendNode: clientNode, want: verify.Works},
@@ -77,7 +83,7 @@ func (s *scenario) exposure(mode core.ProxyMode) *core.Exposure {
 		Protocols:            core.TCP,
 		Hairpin:              &h,
 		Intercept:            dialect.FactOf(s.ipMode == corev1.LoadBalancerIPModeVIP),
-		InterceptMasquerades: dialect.KubeProxyMasquerades(mode, corev1.ServiceExternalTrafficPolicyCluster),
+		InterceptMasquerades: dialect.KubeProxyMasquerades(mode, s.policy()),
 		LBSourceNAT:          dialect.FactOf(s.lbSNAT),
 		ProxyProtocol:        dialect.FactOf(s.header != proxylab.ProxyNone),
 		Binding:              core.DirectToPod,
@@ -86,6 +92,9 @@ func (s *scenario) exposure(mode core.ProxyMode) *core.Exposure {
 			Backends:      []core.NodeBackends{{Node: s.backendNode, Count: 1}},
 			Separated:     core.No,
 		},
+	}
+	if s.nodePortLocal {
+		e.Binding = core.NodePortLocal
 	}
 	switch s.header {
 	case proxylab.ProxyV1:
@@ -105,12 +114,23 @@ func (s *scenario) lab(kp string, mode proxylab.Mode) proxylab.Scenario {
 	net := netlab.Scenario{
 		Nodes:   []netlab.Node{node(clientNode), node(otherNode)},
 		Pods:    []netlab.Pod{{Name: clientPod, Node: clientNode, Hairpin: true}, {Name: backendPod, Node: s.backendNode, Hairpin: true}},
-		Service: netlab.Service{Endpoint: backendPod, ExternalServer: true},
+		Service: netlab.Service{Endpoint: backendPod, ExternalServer: true, ExternalTrafficPolicy: netlab.TrafficPolicyCluster},
 		Client:  clientPod,
 		LB:      netlab.LoadBalancer{Backend: netlab.BackendDirectToPod, SourceNAT: s.lbSNAT && s.header == proxylab.ProxyNone},
 	}
+	if s.nodePortLocal {
+		net.Service.ExternalTrafficPolicy = netlab.TrafficPolicyLocal
+		net.LB.Backend, net.LB.TargetNode = netlab.BackendNodePort, s.backendNode
+	}
 	return proxylab.Scenario{KubeProxy: kp, Mode: mode, IPMode: s.ipMode, Net: net, LBProxy: s.header,
 		LBTransparent: !s.lbSNAT && s.header != proxylab.ProxyNone, BackendExpects: s.header}
+}
+
+func (s *scenario) policy() corev1.ServiceExternalTrafficPolicy {
+	if s.nodePortLocal {
+		return corev1.ServiceExternalTrafficPolicyLocal
+	}
+	return corev1.ServiceExternalTrafficPolicyCluster
 }
 
 // connections per scenario: enough to see that a verdict is not a fluke, few enough that the
