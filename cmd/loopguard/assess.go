@@ -31,6 +31,8 @@ type assessOptions struct {
 	profile    string
 	output     string
 	failOnRisk bool
+	// diagram (assess, scan) adds each result's path (diagram.go).
+	diagram bool
 
 	// Cluster facts and policy that override the profile (only those changed on the command
 	// line count; see set).
@@ -168,6 +170,9 @@ func assess(o *assessOptions) (*Report, error) {
 		return nil, err
 	}
 	evaluateAll(in.entry.newDialect, in.set, in.cluster, in.profile.Policy, rep, o.workers)
+	if o.diagram {
+		attachDiagrams(in, rep)
+	}
 	rep.finish()
 	return rep, nil
 }

@@ -59,6 +59,9 @@ cluster could not be read, an object could not be translated, or the command lin
 				return err
 			}
 			evaluateAll(in.entry.newDialect, in.set, in.cluster, in.profile.Policy, rep, 0)
+			if o.diagram {
+				attachDiagrams(in, rep)
+			}
 			rep.finish()
 			for _, e := range rep.Errors {
 				fmt.Fprintf(stderr, "loopguard: %s\n", e)
@@ -67,12 +70,16 @@ cluster could not be read, an object could not be translated, or the command lin
 				*code = exitInput
 				return err
 			}
+			if o.diagram && o.output == "table" {
+				printDiagrams(stdout, rep)
+			}
 			*code = rep.exitCode(o.failOnRisk)
 			return nil
 		},
 	}
 	addLiveFlags(cmd, l)
 	addOutputFlags(cmd, o)
+	addDiagramFlag(cmd, o)
 	cmd.Flags().BoolVar(&o.failOnRisk, "fail-on-risk", false, "exit with code 1 when an object is at risk")
 	addFactsFlags(cmd, o)
 	return cmd

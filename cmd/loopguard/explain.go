@@ -31,6 +31,9 @@ func newExplainCommand(stdout io.Writer, code *int) *cobra.Command {
 					}
 					fmt.Fprintf(stdout, "%s\n  meaning: %s\n  source:  %s\n  to do:   %s\n  from:    %s (%s)\n  listed:  docs/reasons.md\n",
 						r.Code, r.Summary, r.Source, whatToDo(string(r.Code)), g.Title, g.Package)
+					if d, ok := explainDiagram(want); ok {
+						fmt.Fprintf(stdout, "  picture: %s\n  see it:  loopguard verify (docs/verify.md)\n", d)
+					}
 					return nil
 				}
 			}

@@ -104,6 +104,8 @@ type Result struct {
 	Hairpin *Hairpin `json:"hairpin,omitempty"`
 	// Notes are remarks that change no verdict.
 	Notes []Reason `json:"notes"`
+	// Diagram is the path a connection takes and where it breaks, with --diagram.
+	Diagram *Diagram `json:"diagram,omitempty"`
 }
 
 // Decision is the remedy chosen under the policy, and why the others were not.

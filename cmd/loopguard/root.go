@@ -42,6 +42,7 @@ ClusterProfile in docs/annotations.md.`,
 	root.AddCommand(newAssessCommand(stdin, stdout, stderr, &code), newScanCommand(stdout, stderr, &code),
 		newPlanCommand(stdin, stdout, stderr, &code), newApplyCommand(stdout, stderr, &code), newVersionCommand(stdout), newExplainCommand(stdout, &code),
 		newDemoCommand(stdout, stderr, &code))
+	root.AddCommand(newVerifyCommand(stdout, stderr, &code), newProbeCommand(stdout, stderr, &code))
 	return root, &code
 }
 
@@ -81,10 +82,14 @@ errors go to standard error and, with -o json|yaml, into "errors").`,
 				*code = exitInput
 				return err
 			}
+			if o.diagram && o.output == "table" {
+				printDiagrams(stdout, rep)
+			}
 			*code = rep.exitCode(o.failOnRisk)
 			return nil
 		},
 	}
+	addDiagramFlag(cmd, o)
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "manifests to read: a file, a folder (read recursively: .yaml, .yml, .json), or - for standard input; repeatable")
 	addOutputFlags(cmd, o)

@@ -31,10 +31,12 @@ var skipReasonRE = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: (.*)$`)
 
 // isSummaryLine: the dataplane tests' summaries, "dataplane: N scenarios, ..." and
 // "dataplane (kube-proxy v1.37.2 iptables): N scenarios, ...", and the reliability
-// campaign's "reliability: N reconciles, ...", "secret scan: ..." and "decorator: ...", printed whatever the
+// campaign's "reliability: N reconciles, ...", "secret scan: ..." and "decorator: ...", and the
+// verify probe's "verify (kube-proxy v1.37.2 iptables): N scenarios, ...", printed whatever the
 // test's outcome.
 func isSummaryLine(s string) bool {
-	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (") || strings.HasPrefix(s, "reliability: ") || strings.HasPrefix(s, "secret scan: ") || strings.HasPrefix(s, "decorator: ")
+	return strings.HasPrefix(s, "dataplane: ") || strings.HasPrefix(s, "dataplane (") || strings.HasPrefix(s, "reliability: ") || strings.HasPrefix(s, "secret scan: ") ||
+		strings.HasPrefix(s, "decorator: ") || strings.HasPrefix(s, "verify: ") || strings.HasPrefix(s, "verify (")
 }
 
 func summarize(in io.Reader, out io.Writer) int {

@@ -22,6 +22,7 @@ func TestSummarize(t *testing.T) {
 		`{"Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`,
 		`{"Action":"fail","Package":"p"}`,
 		`{"Action":"output","Package":"q","Test":"TestR","Output":"reliability: 1000 reconciles, 9 faults, 1 restarts, 9 converged, 0 foreign fields lost, 0 extra writes (seed 7)\n"}`,
+		`{"Action":"output","Package":"q","Test":"TestV","Output":"verify (kube-proxy v1.37.2 iptables): 10 scenarios, 10 agree, 0 disagree\n"}`,
 		`{"Action":"pass","Package":"q","Test":"TestR"}`,
 		`{"Action":"output","Package":"q","Output":"ok  \tq\t0.01s\n"}`,
 		`{"Action":"pass","Package":"q"}`,
@@ -31,7 +32,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("exit %d, want 1 (TestC failed)", code)
 	}
 	got := out.String()
-	for _, want := range []string{"c_test.go:3: got 1, want 2", "FAIL\tp\t0.01s", "ok  \tq\t0.01s", "reliability: 1000 reconciles,", "skipped: 2 tests: 2 × needs KUBEBUILDER_ASSETS\n"} {
+	for _, want := range []string{"c_test.go:3: got 1, want 2", "FAIL\tp\t0.01s", "ok  \tq\t0.01s", "reliability: 1000 reconciles,", "verify (kube-proxy v1.37.2 iptables): 10 scenarios, 10 agree", "skipped: 2 tests: 2 × needs KUBEBUILDER_ASSETS\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
