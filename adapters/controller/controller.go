@@ -49,6 +49,10 @@ type Options struct {
 	Workers int
 	// CapabilityTTL is how long the cloud's allowlist refusals are remembered; default 1 h.
 	CapabilityTTL time.Duration
+	// WedgedAfter is how long one reconcile may run before /healthz fails, so the kubelet
+	// restarts a manager that is stuck (a call that never returns, a lock never released);
+	// default 5 min, far beyond any reconcile's API and cloud timeouts.
+	WedgedAfter time.Duration
 }
 
 // Controller reconciles LoadBalancer Services and Ingresses. Build it with Setup.
@@ -78,6 +82,10 @@ type Controller struct {
 	evaluated func(objectID)
 	// mapped, when set (tests), is called with what each dependency change enqueued.
 	mapped func(kind string, reqs []reconcile.Request)
+
+	// inflight holds when each running reconcile started, for the liveness check.
+	inflight    sync.Map // objectID → time.Time
+	wedgedAfter time.Duration
 }
 
 // objectID names a reconciled object.
@@ -138,7 +146,10 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 	c := &Controller{
 		provider: p, dialect: p.Dialect(), profile: opts.Profile, enforce: opts.Enforce,
 		cms: opts.ConfigMaps, cache: mgr.GetCache(), client: mgr.GetClient(), kube: cs, writer: w,
-		events: mgr.GetEventRecorder(core.FieldManager), log: log, metrics: m,
+		events: mgr.GetEventRecorder(core.FieldManager), log: log, metrics: m, wedgedAfter: opts.WedgedAfter,
+	}
+	if c.wedgedAfter <= 0 {
+		c.wedgedAfter = 5 * time.Minute
 	}
 	c.rec = core.NewReconciler(p, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy),
 		core.WithCapabilityCache(core.NewCapabilityCache(ttl)))
@@ -159,7 +170,7 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 	if err := c.register(mgr, workers); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+	if err := mgr.AddHealthzCheck("reconciles", c.wedged); err != nil {
 		return nil, err
 	}
 	// Ready once the informers this controller reads are synced: before that, a verdict would
@@ -186,9 +197,25 @@ func (c *Controller) reconcileIngress(ctx context.Context, req reconcile.Request
 	return c.reconcile(ctx, objectID{Kind: "Ingress", NamespacedName: req.NamespacedName})
 }
 
+// wedged fails when a reconcile has been running for longer than wedgedAfter: the worker
+// is stuck, and with it (two workers) soon the whole controller; a restart recovers it.
+func (c *Controller) wedged(*http.Request) error {
+	var stuck error
+	c.inflight.Range(func(k, v any) bool {
+		if d := time.Since(v.(time.Time)); d > c.wedgedAfter {
+			stuck = fmt.Errorf("reconcile of %s running for %s (limit %s)", k.(objectID), d.Round(time.Second), c.wedgedAfter)
+			return false
+		}
+		return true
+	})
+	return stuck
+}
+
 func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.Result, err error) {
 	start := time.Now()
+	c.inflight.Store(id, start)
 	defer func() {
+		c.inflight.Delete(id)
 		c.metrics.latency.WithLabelValues(id.Kind).Observe(time.Since(start).Seconds())
 		if err != nil {
 			c.metrics.errors.WithLabelValues(id.Kind).Inc()

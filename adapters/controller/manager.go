@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -21,8 +23,16 @@ type ManagerConfig struct {
 	LeaderElectionNamespace string
 	// MetricsAddr serves /metrics ("0" turns it off); default ":8080".
 	MetricsAddr string
+	// MetricsSecure serves /metrics over HTTPS (a self-signed certificate) only to callers the
+	// API server authenticates and authorizes for the /metrics non-resource URL
+	// (controller-runtime's filters.WithAuthenticationAndAuthorization; the ServiceAccount
+	// needs create on tokenreviews and subjectaccessreviews, deploy/base/rbac.yaml).
+	MetricsSecure bool
 	// ProbeAddr serves /healthz and /readyz; default ":8081".
 	ProbeAddr string
+	// WebhookPort is where the admission webhooks are served (SetupWebhooks); default 9443,
+	// with the serving certificate in $TMPDIR/k8s-webhook-server/serving-certs.
+	WebhookPort int
 	// ConfigMaps are Options.ConfigMaps: only their namespaces' ConfigMaps are cached.
 	ConfigMaps []types.NamespacedName
 }
@@ -62,14 +72,20 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		// Nothing reads ConfigMaps; keep the informer (if one is ever asked for) small.
 		cmNS[metav1.NamespaceSystem] = cache.Config{}
 	}
+	metrics := metricsserver.Options{BindAddress: metricsAddr}
+	if cfg.MetricsSecure {
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	return manager.Options{
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       leaseNS,
 		LeaderElectionReleaseOnCancel: true,
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        probeAddr,
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: cfg.WebhookPort}),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Namespaces: cmNS},
 			&corev1.Pod{}:       {Transform: slimPod},
