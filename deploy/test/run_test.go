@@ -117,9 +117,12 @@ func install(t *testing.T, c client.Client, r rendered) {
 // runController starts the rendered Deployment's container as a process authenticated as the
 // rendered ServiceAccount: its args as rendered, the ConfigMap mounted where the args read it.
 // It returns the process's stderr, the probe and metrics addresses.
-func runController(t *testing.T, srv *apiserver.Server, r rendered, extra ...string) (*syncBuffer, string, string, *exec.Cmd) {
+func runController(t *testing.T, srv *apiserver.Server, r rendered, setup func(tmp string), extra ...string) (*syncBuffer, string, string, *exec.Cmd) {
 	t.Helper()
 	dir := t.TempDir()
+	if setup != nil {
+		setup(dir)
+	}
 	cm := r.configMap(t, "loopguard-config")
 	for k, v := range cm.Data {
 		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
@@ -208,7 +211,7 @@ func TestRenderedDeploymentRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			install(t, c, r)
-			logs, probes, metrics, _ := runController(t, srv, r)
+			logs, probes, metrics, _ := runController(t, srv, r, nil)
 			eventually(t, "/readyz", 90*time.Second, func() (bool, string) {
 				code, body := get("http://"+probes+"/readyz", "")
 				return code == http.StatusOK, fmt.Sprint(code, body)
