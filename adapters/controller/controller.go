@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -83,6 +85,10 @@ type Controller struct {
 	// mapped, when set (tests), is called with what each dependency change enqueued.
 	mapped func(kind string, reqs []reconcile.Request)
 
+	// blocked counts, per object, the reconciles in a row that met a server-side apply
+	// conflict with another field manager: the exponent of its backoff.
+	blocked sync.Map // objectID → int
+
 	// inflight holds when each running reconcile started, for the liveness check.
 	inflight    sync.Map // objectID → time.Time
 	wedgedAfter time.Duration
@@ -104,6 +110,11 @@ const notExposedPrint uint64 = 0
 const (
 	// conflictDelay: another writer got there first; read again soon, without an Event.
 	conflictDelay = time.Second
+	// blockedDelay, doubled for each reconcile in a row up to blockedMaxDelay: a field another
+	// field manager owns (a GitOps tool's annotation) stays theirs until a person changes
+	// something, so retrying every second only loads the API server.
+	blockedDelay    = 5 * time.Second
+	blockedMaxDelay = 10 * time.Minute
 )
 
 // Setup builds the controller and registers it, its watches, its metrics and its health and
@@ -283,6 +294,10 @@ func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Ob
 		return reconcile.Result{}, false, nil
 	}
 	out, err := c.rec.Apply(ctx, plan)
+	if manager, field, ok := fieldConflict(err); ok {
+		return c.blockedBy(id, v, manager, field), false, nil
+	}
+	c.blocked.Delete(id)
 	if out != nil {
 		for _, ch := range out.Written {
 			c.metrics.writes.WithLabelValues(string(ch.By)).Inc()
@@ -293,6 +308,52 @@ func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Ob
 		return c.failed(id, obj, "Apply", err)
 	}
 	return reconcile.Result{}, false, nil
+}
+
+// fieldConflict returns the other field manager and the field of a server-side apply
+// conflict (the API server's FieldManagerConflict cause, whose message reads
+// `conflict with "<manager>"...`); a resourceVersion conflict is not one.
+func fieldConflict(err error) (manager, field string, ok bool) {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) || !apierrors.IsConflict(err) {
+		return "", "", false
+	}
+	d := status.Status().Details
+	if d == nil {
+		return "", "", false
+	}
+	for _, cause := range d.Causes {
+		if cause.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		manager = cause.Message
+		if _, rest, found := strings.Cut(cause.Message, `"`); found {
+			manager, _, _ = strings.Cut(rest, `"`)
+		}
+		return manager, cause.Field, true
+	}
+	return "", "", false
+}
+
+// blockedBy makes a permanent conflict a state: the verdict says Blocked and names the
+// other manager and the field (publish records it as one Warning Event, when the verdict
+// changes), and the object is looked at again after an exponential backoff rather than
+// every second.
+func (c *Controller) blockedBy(id objectID, v *verdict, manager, field string) reconcile.Result {
+	n := 1
+	if prev, ok := c.blocked.Load(id); ok {
+		n = prev.(int) + 1
+	}
+	c.blocked.Store(id, n)
+	msg := fmt.Sprintf("field %s is owned by field manager %q; loopguard does not take it over (server-side apply without force): change or release it there", field, manager)
+	v.reason = ReasonBlocked
+	v.message = truncate(v.message+"; blocked: "+msg, noteMax)
+	delay := blockedMaxDelay
+	if n < 12 {
+		delay = min(blockedDelay<<(n-1), blockedMaxDelay)
+	}
+	c.log.Debug("blocked by another field manager", "object", id.String(), "manager", manager, "field", field, "retry-after", delay)
+	return reconcile.Result{RequeueAfter: delay}
 }
 
 // failed turns a plan or apply error into the controller's answer: a RetryError requeues after
