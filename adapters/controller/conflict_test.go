@@ -68,4 +68,6 @@ func (h *harness) serviceBy(name, manager string, ann map[string]string) {
 	}
 }
 
-func metav1CreateBy(manager string) metav1.CreateOptions { return metav1.CreateOptions{FieldManager: manager} }
+func metav1CreateBy(manager string) metav1.CreateOptions {
+	return metav1.CreateOptions{FieldManager: manager}
+}
