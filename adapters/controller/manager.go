@@ -86,11 +86,40 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		HealthProbeBindAddress:        probeAddr,
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: cfg.WebhookPort}),
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: cmNS},
-			&corev1.Pod{}:       {Transform: slimPod},
-		}},
+		Cache: cache.Options{
+			// managedFields are read from the live object at write time (core's ownership
+			// checks), never from the cache; Services keep theirs, which VKE's dialect reads.
+			DefaultTransform: stripManagedFields,
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Namespaces: cmNS, Transform: stripManagedFields},
+				&corev1.Pod{}:       {Transform: slimPod},
+				&corev1.Node{}:      {Transform: slimNode},
+			}},
 	}
+}
+
+// stripManagedFields drops managedFields before an object enters the cache (Services
+// excepted: VKE's dialect asks who set a Service's ip-mode annotation).
+func stripManagedFields(obj any) (any, error) {
+	if _, ok := obj.(*corev1.Service); ok {
+		return obj, nil
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// slimNode drops of a Node what no dialect reads: its managedFields and its list of
+// container images (often the larger half of a Node object).
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	n.ManagedFields = nil
+	n.Status.Images = nil
+	return n, nil
 }
 
 // slimPod keeps of a Pod what core.Cluster reads (labels, node, anti-affinity, phase and
