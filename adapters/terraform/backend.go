@@ -487,9 +487,16 @@ func (b *Backend) Delete(ctx context.Context, prior State) Diagnostics {
 	if err != nil {
 		return Diagnostics{errorDiagnostic(prior.Ref(), "plan the removal for", err, nil)}
 	}
+	// The Reconciler's removal takes back, of Kubernetes objects, only what loopguard's field
+	// manager owns and the objects loopguard created: that holds after drift too (a
+	// TkeServiceConfig loopguard created is deleted even when a field of it drifted and Read
+	// dropped it from the state). The cloud records no owner of a load balancer's
+	// attributes, so of those only what the state claims is taken back.
 	kept := p.Changes[:0]
 	for _, ch := range p.Changes {
-		if c, ok := mine(ch, prior.Managed); ok {
+		if ch.By != core.WriterCloud {
+			kept = append(kept, ch)
+		} else if c, ok := mine(ch, prior.Managed); ok {
 			kept = append(kept, c)
 		}
 	}
