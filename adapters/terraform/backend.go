@@ -445,12 +445,13 @@ func (b *Backend) Read(ctx context.Context, prior State) (*State, Diagnostics) {
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(prior.Ref(), "read", err, nil)}
 	}
-	drv, ok := e.prov.Driver()
-	if !ok {
+	if _, ok := e.prov.Driver(); !ok {
 		return &st, nil
 	}
 	res.Decision = core.Decision{Remedy: core.Remedy(prior.Remedy), Path: core.Path(prior.Path), Why: "the remedy in the Terraform state"}
-	p, err := drv.Plan(ctx, &core.PlanRequest{Object: e.obj, Cluster: e.cluster, Result: res, Policy: e.policy, Reader: b.Cluster})
+	// Through the Reconciler, as every host plans: the driver's plan of that decision, with
+	// the Reconciler's reader, policy and validation.
+	p, err := e.rec.PlanEvaluated(ctx, e.obj, e.cluster, res)
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(prior.Ref(), "read", err, nil)}
 	}
