@@ -91,7 +91,7 @@ func TestRenderedWebhooksOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	_, _, metrics, cmd := runController(t, srv, r, func(tmp string) {
+	logs, _, metrics, cmd := runController(t, srv, r, func(tmp string) {
 		dir := filepath.Join(tmp, "k8s-webhook-server", "serving-certs")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -193,6 +193,10 @@ func TestRenderedWebhooksOverTLS(t *testing.T) {
 	}
 	if w := warn.take(); len(w) > 0 {
 		t.Errorf("an update that leaves the verdict as it was warned: %v", w)
+	}
+
+	if out := logs.String(); strings.Contains(out, "forbidden") {
+		t.Errorf("the controller was refused something as %s:\n%s", serviceAccount, out)
 	}
 
 	// loopguard down: the API server gets a refused connection and ignores the webhooks.
