@@ -148,9 +148,11 @@ func TestOverlaysRender(t *testing.T) {
 				t.Errorf("ConfigMap %s: profile.yaml: %v (provider %q)", cm.Name, err, p.Provider)
 			}
 
-			var pdb, mutating, validating bool
+			var pdb, mutating, validating, verdictOnly bool
 			for _, obj := range r.objects {
 				switch x := obj.(type) {
+				case *admissionregv1.ValidatingAdmissionPolicy:
+					verdictOnly = true
 				case *policyv1.PodDisruptionBudget:
 					pdb = x.Spec.Selector != nil && x.Spec.Selector.MatchLabels["app.kubernetes.io/name"] == d.Spec.Selector.MatchLabels["app.kubernetes.io/name"]
 				case *rbacv1.Role:
@@ -179,6 +181,9 @@ func TestOverlaysRender(t *testing.T) {
 						checkScope(t, w.Name, w.NamespaceSelector, w.MatchConditions, w.FailurePolicy, w.TimeoutSeconds, w.Rules)
 					}
 				}
+			}
+			if verdictOnly == o.enforce {
+				t.Errorf("the verdict-only admission policy rendered: %v, want %v (report-only mode only)", verdictOnly, !o.enforce)
 			}
 			if !pdb {
 				t.Errorf("no PodDisruptionBudget selecting the controller")

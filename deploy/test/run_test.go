@@ -18,11 +18,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loopguard/loopguard/adapters/controller"
@@ -265,6 +268,47 @@ func TestRenderedDeploymentRuns(t *testing.T) {
 				code, body := get("https://"+metrics+"/metrics", tr.Status.Token)
 				return code == http.StatusOK && strings.Contains(body, "loopguard_"), fmt.Sprint(code, " ", len(body))
 			})
+			verdictOnly(t, srv, c, !o.enforce)
 		})
 	}
+}
+
+// verdictOnly: in report-only mode the ServiceAccount's patch on Ingresses reaches only its
+// verdict annotation (deploy/base/verdict-only.yaml); in enforcing mode the policy is gone.
+func verdictOnly(t *testing.T, srv *apiserver.Server, admin client.Client, reportOnly bool) {
+	t.Helper()
+	ctx := context.Background()
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "front"},
+		Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}
+	if err := admin.Create(ctx, ing); err != nil {
+		t.Fatal(err)
+	}
+	cfg := srv.Config()
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccount,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}}
+	sa, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(p string) error {
+		// The policy's informer may lag its creation by a moment; a denial once it is in
+		// force is what is tested, so the label patch is retried until refused.
+		return sa.Patch(ctx, ing.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(p)))
+	}
+	if err := patch(`{"metadata":{"annotations":{"loopguard.io/verdict":"NoLoop: test"}}}`); err != nil {
+		t.Errorf("the ServiceAccount could not write its verdict annotation: %v", err)
+	}
+	if !reportOnly {
+		return
+	}
+	eventually(t, "a label patch by loopguard refused", 20*time.Second, func() (bool, string) {
+		err := patch(`{"metadata":{"labels":{"team":"loopguard-was-here"}}}`)
+		if err == nil {
+			// Not yet in force: undo, try again.
+			_ = admin.Patch(ctx, ing.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":null}}`)))
+			return false, "admitted"
+		}
+		return strings.Contains(err.Error(), "only its verdict"), err.Error()
+	})
 }
