@@ -29,6 +29,8 @@ SHELL := bash
 test:
 	$(GO) build -o bin/testsummary ./hack/testsummary
 	$(GO) test -json $$($(GO) list ./... | grep -v '/internal/dataplane$$') ./internal/dataplane | bin/testsummary
+	# deploy/ as kustomize renders it: its own module, so kustomize stays out of go.mod.
+	cd deploy/test && $(GO) test -json ./... | ../../bin/testsummary
 
 ## race: the CLI's and the manifest reader's tests under the race detector (needs cgo)
 race:
@@ -43,6 +45,7 @@ lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/test && $(GO) vet ./...
 	@bad="$$($(GO) list -deps ./core | grep -E '^($(CORE_FORBIDDEN))(/|$$)' || true)"; \
 	if [ -n "$$bad" ]; then echo "core depends on forbidden packages:"; echo "$$bad"; exit 1; fi; \
 	echo "core imports no cloud SDK, client-go or controller-runtime"

@@ -110,36 +110,51 @@ func (c *Controller) mutate(ctx context.Context, req admission.Request) admissio
 	return admission.PatchResponseFromRaw(req.Object.Raw, mutated).WithWarnings(warnings...)
 }
 
+// exposure decodes a Service or an Ingress an AdmissionReview carries; nil for a Service that
+// is not a LoadBalancer and for any other kind.
+func exposure(kind, namespace string, raw []byte) (client.Object, error) {
+	switch kind {
+	case "Service":
+		s := &corev1.Service{}
+		if err := json.Unmarshal(raw, s); err != nil {
+			return nil, err
+		}
+		if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			return nil, nil
+		}
+		s.APIVersion, s.Kind = "v1", "Service"
+		if s.Namespace == "" {
+			s.Namespace = namespace
+		}
+		return s, nil
+	case "Ingress":
+		ing := &networkingv1.Ingress{}
+		if err := json.Unmarshal(raw, ing); err != nil {
+			return nil, err
+		}
+		ing.APIVersion, ing.Kind = "networking.k8s.io/v1", "Ingress"
+		if ing.Namespace == "" {
+			ing.Namespace = namespace
+		}
+		return ing, nil
+	}
+	return nil, nil
+}
+
+// validate warns when a create, or an update that changes the verdict, leaves the object
+// not known to be loop-safe, and with DenyAtRisk refuses a create or an update that
+// introduces a risk or worsens it (a higher worst case). An update that leaves the verdict as
+// it was (a label, a replica count, loopguard's own verdict write) passes silently: the
+// operator was told when the verdict was reached, and an Event carries it.
 func (c *Controller) validate(ctx context.Context, req admission.Request, opts *WebhookOptions) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	var obj client.Object
-	switch req.Kind.Kind {
-	case "Service":
-		s := &corev1.Service{}
-		if err := json.Unmarshal(req.Object.Raw, s); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
-			return admission.Allowed("")
-		}
-		s.APIVersion, s.Kind = "v1", "Service"
-		if s.Namespace == "" {
-			s.Namespace = req.Namespace
-		}
-		obj = s
-	case "Ingress":
-		ing := &networkingv1.Ingress{}
-		if err := json.Unmarshal(req.Object.Raw, ing); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		ing.APIVersion, ing.Kind = "networking.k8s.io/v1", "Ingress"
-		if ing.Namespace == "" {
-			ing.Namespace = req.Namespace
-		}
-		obj = ing
-	default:
+	obj, err := exposure(req.Kind.Kind, req.Namespace, req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if obj == nil {
 		return admission.Allowed("")
 	}
 	ns := req.Namespace
@@ -156,8 +171,24 @@ func (c *Controller) validate(ctx context.Context, req admission.Request, opts *
 	if v.reason == ReasonNoLoop {
 		return admission.Allowed("")
 	}
+	worsens := true
+	if req.Operation == admissionv1.Update {
+		old, derr := exposure(req.Kind.Kind, ns, req.OldObject.Raw)
+		if derr == nil && old != nil {
+			oldRes, oerr := core.Evaluate(c.dialect, old, cl, c.profile.Policy)
+			if !core.IsNotExposed(oerr) {
+				ov := verdictOf(oldRes, oerr)
+				if ov.reason == v.reason && ov.message == v.message {
+					return admission.Allowed("")
+				}
+				worsens = ov.reason != ReasonAtRisk || (err == nil && oerr == nil &&
+					res.Assessment.WorstCase.Known() && oldRes.Assessment.WorstCase.Known() &&
+					res.Assessment.WorstCase.Value() > oldRes.Assessment.WorstCase.Value())
+			}
+		}
+	}
 	msg := "loopguard: " + req.Kind.Kind + " " + ns + "/" + req.Name + ": " + v.message
-	if opts.DenyAtRisk && v.reason == ReasonAtRisk {
+	if opts.DenyAtRisk && v.reason == ReasonAtRisk && worsens {
 		return admission.Denied(msg)
 	}
 	return admission.Allowed("").WithWarnings(msg)

@@ -203,11 +203,26 @@ func TestAdmissionOverTLS(t *testing.T) {
 	}
 	stop()
 
+	warned := got.Name
+
 	// DenyAtRisk: refused.
 	stop = run(false, &WebhookOptions{DenyAtRisk: true})
 	_, _, err = create("denied", func(*corev1.Service, []string) bool { return false })
 	if err == nil || !strings.Contains(err.Error(), "risk at-risk") {
 		t.Errorf("DenyAtRisk admitted an at-risk Service: %v", err)
+	}
+	// An update of an at-risk Service that does not change its risk (a label) is neither
+	// refused nor warned about: DenyAtRisk refuses only what introduces or worsens a risk.
+	old, err := cs.CoreV1().Services("default").Get(ctx, warned, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Labels = map[string]string{"team": "storefront"}
+	if _, err := cs.CoreV1().Services("default").Update(ctx, old, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("DenyAtRisk refused an update that leaves the risk as it was: %v", err)
+	}
+	if ws := w.take(); len(ws) > 0 {
+		t.Errorf("an update that leaves the verdict as it was warned: %q", ws)
 	}
 	stop()
 

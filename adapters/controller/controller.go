@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -49,6 +51,10 @@ type Options struct {
 	Workers int
 	// CapabilityTTL is how long the cloud's allowlist refusals are remembered; default 1 h.
 	CapabilityTTL time.Duration
+	// WedgedAfter is how long one reconcile may run before /healthz fails, so the kubelet
+	// restarts a manager that is stuck (a call that never returns, a lock never released);
+	// default 5 min, far beyond any reconcile's API and cloud timeouts.
+	WedgedAfter time.Duration
 }
 
 // Controller reconciles LoadBalancer Services and Ingresses. Build it with Setup.
@@ -78,6 +84,14 @@ type Controller struct {
 	evaluated func(objectID)
 	// mapped, when set (tests), is called with what each dependency change enqueued.
 	mapped func(kind string, reqs []reconcile.Request)
+
+	// blocked counts, per object, the reconciles in a row that met a server-side apply
+	// conflict with another field manager: the exponent of its backoff.
+	blocked sync.Map // objectID → int
+
+	// inflight holds when each running reconcile started, for the liveness check.
+	inflight    sync.Map // objectID → time.Time
+	wedgedAfter time.Duration
 }
 
 // objectID names a reconciled object.
@@ -96,6 +110,11 @@ const notExposedPrint uint64 = 0
 const (
 	// conflictDelay: another writer got there first; read again soon, without an Event.
 	conflictDelay = time.Second
+	// blockedDelay, doubled for each reconcile in a row up to blockedMaxDelay: a field another
+	// field manager owns (a GitOps tool's annotation) stays theirs until a person changes
+	// something, so retrying every second only loads the API server.
+	blockedDelay    = 5 * time.Second
+	blockedMaxDelay = 10 * time.Minute
 )
 
 // Setup builds the controller and registers it, its watches, its metrics and its health and
@@ -138,7 +157,10 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 	c := &Controller{
 		provider: p, dialect: p.Dialect(), profile: opts.Profile, enforce: opts.Enforce,
 		cms: opts.ConfigMaps, cache: mgr.GetCache(), client: mgr.GetClient(), kube: cs, writer: w,
-		events: mgr.GetEventRecorder(core.FieldManager), log: log, metrics: m,
+		events: mgr.GetEventRecorder(core.FieldManager), log: log, metrics: m, wedgedAfter: opts.WedgedAfter,
+	}
+	if c.wedgedAfter <= 0 {
+		c.wedgedAfter = 5 * time.Minute
 	}
 	c.rec = core.NewReconciler(p, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy),
 		core.WithCapabilityCache(core.NewCapabilityCache(ttl)))
@@ -159,7 +181,7 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 	if err := c.register(mgr, workers); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+	if err := mgr.AddHealthzCheck("reconciles", c.wedged); err != nil {
 		return nil, err
 	}
 	// Ready once the informers this controller reads are synced: before that, a verdict would
@@ -186,9 +208,25 @@ func (c *Controller) reconcileIngress(ctx context.Context, req reconcile.Request
 	return c.reconcile(ctx, objectID{Kind: "Ingress", NamespacedName: req.NamespacedName})
 }
 
+// wedged fails when a reconcile has been running for longer than wedgedAfter: the worker
+// is stuck, and with it (two workers) soon the whole controller; a restart recovers it.
+func (c *Controller) wedged(*http.Request) error {
+	var stuck error
+	c.inflight.Range(func(k, v any) bool {
+		if d := time.Since(v.(time.Time)); d > c.wedgedAfter {
+			stuck = fmt.Errorf("reconcile of %s running for %s (limit %s)", k.(objectID), d.Round(time.Second), c.wedgedAfter)
+			return false
+		}
+		return true
+	})
+	return stuck
+}
+
 func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.Result, err error) {
 	start := time.Now()
+	c.inflight.Store(id, start)
 	defer func() {
+		c.inflight.Delete(id)
 		c.metrics.latency.WithLabelValues(id.Kind).Observe(time.Since(start).Seconds())
 		if err != nil {
 			c.metrics.errors.WithLabelValues(id.Kind).Inc()
@@ -256,6 +294,10 @@ func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Ob
 		return reconcile.Result{}, false, nil
 	}
 	out, err := c.rec.Apply(ctx, plan)
+	if manager, field, ok := fieldConflict(err); ok {
+		return c.blockedBy(id, v, manager, field), false, nil
+	}
+	c.blocked.Delete(id)
 	if out != nil {
 		for _, ch := range out.Written {
 			c.metrics.writes.WithLabelValues(string(ch.By)).Inc()
@@ -266,6 +308,52 @@ func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Ob
 		return c.failed(id, obj, "Apply", err)
 	}
 	return reconcile.Result{}, false, nil
+}
+
+// fieldConflict returns the other field manager and the field of a server-side apply
+// conflict (the API server's FieldManagerConflict cause, whose message reads
+// `conflict with "<manager>"...`); a resourceVersion conflict is not one.
+func fieldConflict(err error) (manager, field string, ok bool) {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) || !apierrors.IsConflict(err) {
+		return "", "", false
+	}
+	d := status.Status().Details
+	if d == nil {
+		return "", "", false
+	}
+	for _, cause := range d.Causes {
+		if cause.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		manager = cause.Message
+		if _, rest, found := strings.Cut(cause.Message, `"`); found {
+			manager, _, _ = strings.Cut(rest, `"`)
+		}
+		return manager, cause.Field, true
+	}
+	return "", "", false
+}
+
+// blockedBy makes a permanent conflict a state: the verdict says Blocked and names the
+// other manager and the field (publish records it as one Warning Event, when the verdict
+// changes), and the object is looked at again after an exponential backoff rather than
+// every second.
+func (c *Controller) blockedBy(id objectID, v *verdict, manager, field string) reconcile.Result {
+	n := 1
+	if prev, ok := c.blocked.Load(id); ok {
+		n = prev.(int) + 1
+	}
+	c.blocked.Store(id, n)
+	msg := fmt.Sprintf("field %s is owned by field manager %q; loopguard does not take it over (server-side apply without force): change or release it there", field, manager)
+	v.reason = ReasonBlocked
+	v.message = truncate(v.message+"; blocked: "+msg, noteMax)
+	delay := blockedMaxDelay
+	if n < 12 {
+		delay = min(blockedDelay<<(n-1), blockedMaxDelay)
+	}
+	c.log.Debug("blocked by another field manager", "object", id.String(), "manager", manager, "field", field, "retry-after", delay)
+	return reconcile.Result{RequeueAfter: delay}
 }
 
 // failed turns a plan or apply error into the controller's answer: a RetryError requeues after

@@ -10,7 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // ManagerConfig is what ManagerOptions turns into controller-runtime manager options.
@@ -21,8 +23,16 @@ type ManagerConfig struct {
 	LeaderElectionNamespace string
 	// MetricsAddr serves /metrics ("0" turns it off); default ":8080".
 	MetricsAddr string
+	// MetricsSecure serves /metrics over HTTPS (a self-signed certificate) only to callers the
+	// API server authenticates and authorizes for the /metrics non-resource URL
+	// (controller-runtime's filters.WithAuthenticationAndAuthorization; the ServiceAccount
+	// needs create on tokenreviews and subjectaccessreviews, deploy/base/rbac.yaml).
+	MetricsSecure bool
 	// ProbeAddr serves /healthz and /readyz; default ":8081".
 	ProbeAddr string
+	// WebhookPort is where the admission webhooks are served (SetupWebhooks); default 9443,
+	// with the serving certificate in $TMPDIR/k8s-webhook-server/serving-certs.
+	WebhookPort int
 	// ConfigMaps are Options.ConfigMaps: only their namespaces' ConfigMaps are cached.
 	ConfigMaps []types.NamespacedName
 }
@@ -62,19 +72,54 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		// Nothing reads ConfigMaps; keep the informer (if one is ever asked for) small.
 		cmNS[metav1.NamespaceSystem] = cache.Config{}
 	}
+	metrics := metricsserver.Options{BindAddress: metricsAddr}
+	if cfg.MetricsSecure {
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	return manager.Options{
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       leaseNS,
 		LeaderElectionReleaseOnCancel: true,
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        probeAddr,
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: cmNS},
-			&corev1.Pod{}:       {Transform: slimPod},
-		}},
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: cfg.WebhookPort}),
+		Cache: cache.Options{
+			// managedFields are read from the live object at write time (core's ownership
+			// checks), never from the cache; Services keep theirs, which VKE's dialect reads.
+			DefaultTransform: stripManagedFields,
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Namespaces: cmNS, Transform: stripManagedFields},
+				&corev1.Pod{}:       {Transform: slimPod},
+				&corev1.Node{}:      {Transform: slimNode},
+			}},
 	}
+}
+
+// stripManagedFields drops managedFields before an object enters the cache (Services
+// excepted: VKE's dialect asks who set a Service's ip-mode annotation).
+func stripManagedFields(obj any) (any, error) {
+	if _, ok := obj.(*corev1.Service); ok {
+		return obj, nil
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// slimNode drops of a Node what no dialect reads: its managedFields and its list of
+// container images (often the larger half of a Node object).
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	n.ManagedFields = nil
+	n.Status.Images = nil
+	return n, nil
 }
 
 // slimPod keeps of a Pod what core.Cluster reads (labels, node, anti-affinity, phase and

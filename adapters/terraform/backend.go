@@ -455,12 +455,13 @@ func (b *Backend) Read(ctx context.Context, prior State) (*State, Diagnostics) {
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(prior.Ref(), "read", err, nil)}
 	}
-	drv, ok := e.prov.Driver()
-	if !ok {
+	if _, ok := e.prov.Driver(); !ok {
 		return &st, nil
 	}
 	res.Decision = core.Decision{Remedy: core.Remedy(prior.Remedy), Path: core.Path(prior.Path), Why: "the remedy in the Terraform state"}
-	p, err := drv.Plan(ctx, &core.PlanRequest{Object: e.obj, Cluster: e.cluster, Result: res, Policy: e.policy, Reader: b.Cluster})
+	// Through the Reconciler, as every host plans: the driver's plan of that decision, with
+	// the Reconciler's reader, policy and validation.
+	p, err := e.rec.PlanEvaluated(ctx, e.obj, e.cluster, res)
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(prior.Ref(), "read", err, nil)}
 	}
@@ -497,9 +498,16 @@ func (b *Backend) Delete(ctx context.Context, prior State) Diagnostics {
 	if err != nil {
 		return Diagnostics{errorDiagnostic(prior.Ref(), "plan the removal for", err, nil)}
 	}
+	// The Reconciler's removal takes back, of Kubernetes objects, only what loopguard's field
+	// manager owns and the objects loopguard created: that holds after drift too (a
+	// TkeServiceConfig loopguard created is deleted even when a field of it drifted and Read
+	// dropped it from the state). The cloud records no owner of a load balancer's
+	// attributes, so of those only what the state claims is taken back.
 	kept := p.Changes[:0]
 	for _, ch := range p.Changes {
-		if c, ok := mine(ch, prior.Managed); ok {
+		if ch.By != core.WriterCloud {
+			kept = append(kept, ch)
+		} else if c, ok := mine(ch, prior.Managed); ok {
 			kept = append(kept, c)
 		}
 	}

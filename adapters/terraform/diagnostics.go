@@ -114,10 +114,14 @@ func orUnknown(s string) string {
 	return s
 }
 
+// reasonsURL is the public page that explains every reason code.
+const reasonsURL = "https://github.com/loopguard/loopguard/blob/main/docs/reasons.md"
+
 func kindLine(kind string, code core.Code) string {
 	s := "Kind: " + kind
 	if code != "" {
-		s += "; reason code: " + string(code) + " (loopguard explain " + string(code) + ", docs/reasons.md)"
+		// A Terraform user has the provider, not the repository: the reason's page by address.
+		s += "; reason code: " + string(code) + " (" + reasonsURL + ")"
 	}
 	return s
 }

@@ -35,13 +35,15 @@ func main() {
 }
 
 func run() error {
-	provider := flag.String("provider", "kubernetes", "the cloud: tencent, volcengine or kubernetes (plain KEP-1860 ipMode)")
+	provider := flag.String("provider", "", "the cloud: tencent, volcengine or kubernetes (plain KEP-1860 ipMode); default: the profile's provider, else kubernetes")
 	profileFile := flag.String("profile", "", "a ClusterProfile YAML file (proxy mode, kube-proxy version, allowlists, declared clients, policy)")
 	enforce := flag.Bool("enforce", false, "apply plans; without it loopguard only reports (Events, metrics, a condition)")
 	leaderElect := flag.Bool("leader-elect", false, "elect one active replica through a Lease")
 	leaseNS := flag.String("leader-election-namespace", "", "the Lease's namespace; default: the Pod's namespace in a cluster, kube-system outside")
 	metricsAddr := flag.String("metrics-bind-address", ":8080", `where /metrics is served ("0" turns it off)`)
+	metricsSecure := flag.Bool("metrics-secure", false, "serve /metrics over HTTPS, only to callers the API server authenticates and authorizes (get on the /metrics non-resource URL)")
 	webhooks := flag.Bool("webhooks", false, "serve the admission webhooks on :9443 (certificates in /tmp/k8s-webhook-server/serving-certs; deploy/webhooks)")
+	webhookPort := flag.Int("webhook-port", 9443, "with --webhooks: the port the webhooks are served on")
 	denyAtRisk := flag.Bool("deny-at-risk", false, "with --webhooks: refuse at-risk Services and Ingresses instead of warning")
 	probeAddr := flag.String("health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
 	flag.Parse()
@@ -61,7 +63,13 @@ func run() error {
 		}
 		profile = *p
 	}
-	profile.Provider = *provider
+	switch {
+	case *provider != "":
+		profile.Provider = *provider
+	case profile.Provider == "":
+		profile.Provider = kubernetes.Name
+	}
+	*provider = profile.Provider
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -93,7 +101,7 @@ func run() error {
 	}
 
 	mgr, err := ctrl.NewManager(cfg, controller.ManagerOptions(controller.ManagerConfig{
-		LeaderElection: *leaderElect, LeaderElectionNamespace: *leaseNS, MetricsAddr: *metricsAddr, ProbeAddr: *probeAddr, ConfigMaps: opts.ConfigMaps}))
+		LeaderElection: *leaderElect, LeaderElectionNamespace: *leaseNS, MetricsAddr: *metricsAddr, MetricsSecure: *metricsSecure, WebhookPort: *webhookPort, ProbeAddr: *probeAddr, ConfigMaps: opts.ConfigMaps}))
 	if err != nil {
 		return err
 	}

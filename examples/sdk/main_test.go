@@ -5,11 +5,23 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/loopguard/loopguard/adapters/manifest"
+	"github.com/loopguard/loopguard/internal/apiserver"
+	"github.com/loopguard/loopguard/providers/tencent"
 )
 
 func TestPlansTheExampleCluster(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), &out, "../manifests"); err != nil {
+	if err := run(context.Background(), &out, "../manifests", nil); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -20,5 +32,82 @@ func TestPlansTheExampleCluster(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "applied:") {
+		t.Errorf("without a kubeconfig something was applied:\n%s", got)
+	}
+}
+
+// TestAppliesAndRemovesOnARealAPIServer: what the README says examples/sdk does, against a
+// real kube-apiserver holding the manifests' Services: each plan applied (prevent-loopback
+// written on shop/checkout), then removed (the annotation gone again, other annotations
+// untouched).
+func TestAppliesAndRemovesOnARealAPIServer(t *testing.T) {
+	srv := apiserver.Start(t, apiserver.WithCRDPaths("../../providers/tencent/crds"))
+	ctx := context.Background()
+	var r manifest.Reader
+	set, errs := r.Read("../manifests")
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+	dyn, err := dynamic.NewForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := map[string]bool{}
+	for _, o := range set.Objects {
+		u := &unstructured.Unstructured{}
+		if u.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object); err != nil {
+			t.Fatal(err)
+		}
+		switch u.GetKind() {
+		case "Service", "Ingress", tencent.ServiceConfigKind:
+		default:
+			continue
+		}
+		if ns := u.GetNamespace(); ns != "" && !namespaces[ns] {
+			namespaces[ns] = true
+			if _, err := srv.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unstructured.RemoveNestedField(u.Object, "status")
+		if _, err := dyn.Resource(m.Resource).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{FieldManager: "kubectl"}); err != nil {
+			t.Fatalf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := run(ctx, &out, "../manifests", srv.Config()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		`applied: cluster Service shop/checkout: metadata.annotations["service.cloud.tencent.com/prevent-loopback"] (unset) → true`,
+		`removed: cluster Service shop/checkout: metadata.annotations["service.cloud.tencent.com/prevent-loopback"] true → (unset)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	svc, err := srv.Client().CoreV1().Services("shop").Get(ctx, "checkout", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := svc.Annotations[tencent.AnnotationPreventLoopback]; ok {
+		t.Errorf("after remove shop/checkout still has prevent-loopback %q", v)
 	}
 }

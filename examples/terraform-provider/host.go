@@ -107,7 +107,7 @@ func newHost(ctx context.Context, cfg hostConfig) (*host, terraform.Diagnostics)
 			opts := &tencent.DriverOptions{Allowlists: nil, Logger: terraform.Logger(ctx, &terraform.LoggerOptions{Mask: h.secrets})}
 			if h.tencent != nil {
 				// A host with CLB credentials owns the CLB: listener attributes are written
-				// through the CLB API (docs/tke.md "direct mode").
+				// through the CLB API (docs/tke.md "direct mode" of the loopguard repository).
 				opts.Mode, opts.CLB, opts.TaskPollInterval = tencent.ModeDirect, h.tencent, 200*time.Millisecond
 			}
 			return tencent.NewProvider(opts)
@@ -200,7 +200,7 @@ func (h *host) probeTencent(ctx context.Context, c *clb.Client) terraform.Diagno
 	case errors.As(err, &sdk) && sdk.GetCode() == "AuthFailure.UnauthorizedOperation":
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "the credentials lack the CAM permission for clb:DescribeLoadBalancers",
-			Detail:  "Grant the sub-account or role the CAM actions listed in docs/permissions.md. The cloud said: " + sdk.GetMessage() + "\nNothing was planned or written."}}
+			Detail:  "Grant the sub-account or role the CAM actions listed in https://github.com/loopguard/loopguard/blob/main/docs/permissions.md. The cloud said: " + sdk.GetMessage() + "\nNothing was planned or written."}}
 	case errors.As(err, &sdk) && strings.HasPrefix(sdk.GetCode(), "AuthFailure"):
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "Tencent Cloud refused the credentials (" + sdk.GetCode() + ")",
@@ -245,7 +245,7 @@ func (h *host) probeVolcengine(ctx context.Context, c *volcclb.CLB) terraform.Di
 	case errors.As(err, &rf) && rf.StatusCode() == http.StatusForbidden:
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "the credentials lack the IAM permission for clb:DescribeLoadBalancers (" + rf.Code() + ")",
-			Detail:  "Grant the user or role the IAM actions listed in docs/permissions.md. The cloud said: " + firstLine(rf.Message()) + "\nNothing was planned or written."}}
+			Detail:  "Grant the user or role the IAM actions listed in https://github.com/loopguard/loopguard/blob/main/docs/permissions.md. The cloud said: " + firstLine(rf.Message()) + "\nNothing was planned or written."}}
 	case errors.As(err, &rf) && (rf.StatusCode() == http.StatusUnauthorized || rf.StatusCode() == http.StatusForbidden):
 		return terraform.Diagnostics{{Severity: terraform.Error, Attribute: "credentials",
 			Summary: "Volcengine refused the credentials (" + rf.Code() + ")",

@@ -98,7 +98,7 @@ func (p *loopguardProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 			},
 			"profile": schema.StringAttribute{
 				Optional:    true,
-				Description: "A loopguard ClusterProfile document (YAML), for what the cluster's objects do not show: proxy mode, versions, granted allowlists (docs/annotations.md).",
+				Description: "A loopguard ClusterProfile document (YAML), for what the cluster's objects do not show: proxy mode, versions, granted allowlists (https://github.com/loopguard/loopguard/blob/main/docs/annotations.md).",
 			},
 		},
 	}
