@@ -118,7 +118,7 @@ spec:
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loopguard-gw"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml", "../../deploy/enforce/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
+	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml", "../../deploy/components/enforce/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
 	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: leaseNS})
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip}
