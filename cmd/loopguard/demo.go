@@ -26,7 +26,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/manifest"
 	"github.com/loopguard/loopguard/core"
-	"github.com/loopguard/loopguard/core/drivertest"
+	"github.com/loopguard/loopguard/core/memcluster"
 	"github.com/loopguard/loopguard/providers/tencent"
 	"github.com/loopguard/loopguard/providers/tencent/clbtest"
 	"github.com/loopguard/loopguard/providers/volcengine"
@@ -137,7 +137,7 @@ func (d *demo) run(ctx context.Context) error {
 
 // cluster is an in-memory cluster holding the set's objects, and the keys to read them back.
 type demoCluster struct {
-	c    *drivertest.Cluster
+	c    *memcluster.Cluster
 	keys []core.ObjectKey
 	// types remembers each object's Go type, to read it back typed.
 	types map[core.ObjectKey]reflect.Type
@@ -147,16 +147,16 @@ func newDemoCluster(set *manifest.Set) (*demoCluster, error) {
 	dc := &demoCluster{types: map[core.ObjectKey]reflect.Type{}}
 	var us []*unstructured.Unstructured
 	for i := range set.Objects {
-		u, err := drivertest.ToUnstructured(set.Objects[i].Object)
+		u, err := memcluster.ToUnstructured(set.Objects[i].Object)
 		if err != nil {
 			return nil, err
 		}
-		k := drivertest.KeyOf(u)
+		k := memcluster.KeyOf(u)
 		dc.keys = append(dc.keys, k)
 		dc.types[k] = reflect.TypeOf(set.Objects[i].Object).Elem()
 		us = append(us, u)
 	}
-	dc.c = drivertest.NewCluster(us...)
+	dc.c = memcluster.NewCluster(us...)
 	return dc, nil
 }
 
@@ -350,7 +350,7 @@ func (d *demo) direct(ctx context.Context) error {
 	}
 	policy := in.profile.Policy
 	policy.Prefer = core.PreferLBFeatures // keep the CLB's features: listener SNAT, not prevent-loopback
-	r := core.NewReconciler(prov, core.WithPolicy(policy), core.WithClusterWriter(drivertest.NewCluster()))
+	r := core.NewReconciler(prov, core.WithPolicy(policy), core.WithClusterWriter(memcluster.NewCluster()))
 
 	p, err := r.Plan(ctx, svc, in.cluster)
 	if err != nil {

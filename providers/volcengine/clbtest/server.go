@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -155,9 +154,18 @@ func NewServer(opts *Options) (*Server, error) {
 	return s, nil
 }
 
+// TB is the part of testing.TB that NewTestServer uses (*testing.T and *testing.B have it),
+// declared here so that programs linking the server (the CLI's demo) do not link the testing
+// package.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // NewTestServer is NewServer for tests: it fails tb on error and closes the
 // server when the test ends.
-func NewTestServer(tb testing.TB, opts *Options) *Server {
+func NewTestServer(tb TB, opts *Options) *Server {
 	tb.Helper()
 	s, err := NewServer(opts)
 	if err != nil {
