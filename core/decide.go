@@ -246,7 +246,7 @@ func rank(o *Offer, p Policy) int {
 const codeThroughLBLoops Code = "through-lb-would-loop"
 
 // failsLeast compares paths by what fails when today's path fails every in-cluster connection
-// (a protocol error on the VIP path): an offer that takes traffic through the LB, blocked only
+// (a protocol error on the VIP path): a through-lb offer, which takes traffic through the LB, blocked only
 // by a missing fact (it may fail nothing) or by the loop it can still make (it fails only the
 // connections that land on the client's node), fails less than today. The missing fact comes
 // first; among equals the policy's rank decides. Offers blocked by anything else (a component
@@ -256,7 +256,9 @@ func failsLeast(a *Assessment, offers []Offer, p Policy) int {
 	best, bestClass := -1, 0
 	for i := range offers {
 		o := &offers[i]
-		if o.Path != PathProxy || o.Costs.NewObject && !p.AllowDisruptive {
+		// Only through-lb leaves the VIP path, which is the one failing: the other remedies
+		// change who loops on the LB, not whether the node intercepts.
+		if o.Remedy != ThroughLB || o.Path != PathProxy || o.Costs.NewObject && !p.AllowDisruptive {
 			continue
 		}
 		class, ok := 0, true
