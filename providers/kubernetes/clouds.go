@@ -60,8 +60,8 @@ type CloudFacts struct {
 // Sources of the fact table (docs/sources.md#clouds has them as links).
 const (
 	srcClouds        = "docs/sources.md#clouds"
-	srcAWSLBC        = "kubernetes-sigs/aws-load-balancer-controller docs/guide/service/nlb.md and annotations.md (target type instance by default; IP targets: client IP preservation off for TCP/TLS, on for UDP); AWS ELB docs network/load-balancer-target-groups.html#client-ip-preservation"
-	srcAWSCLB        = "AWS ELB docs classic/elb-proxy-protocol.html (a Classic Load Balancer opens its own connection to the instance; the client address only comes in the PROXY header); kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (the default type is a Classic ELB, status hostname)"
+	srcAWSLBC        = "kubernetes-sigs/aws-load-balancer-controller docs/guide/service/nlb.md and annotations.md (target type instance by default; IP targets: client IP preservation off for TCP/TLS, on for UDP); AWS ELB docs network/edit-target-group-attributes.html#client-ip-preservation (defaults: instance targets on; IP targets TCP/TLS off; UDP on, cannot be turned off)"
+	srcAWSCLB        = "AWS ELB docs classic/enable-proxy-protocol.html (a Classic Load Balancer opens its own connection to the instance; the client address only comes in the PROXY header); kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (the default type is a Classic ELB, status hostname)"
 	srcAWSHairpin    = "AWS ELB docs network/load-balancer-troubleshooting.html (with client IP preservation, requests from a target to its own internal NLB fail: no hairpinning); kubernetes/cloud-provider-aws#1160; aws-load-balancer-controller#4803"
 	srcGKE           = "GKE docs concepts/service-load-balancer (passthrough Network Load Balancers deliver packets with the client source address unchanged); the status carries the IP, which kube-proxy intercepts"
 	srcAzure         = "learn.microsoft.com azure/load-balancer/load-balancer-overview (a pass-through layer-4 load balancer: the source address is not changed); cloud-provider-azure publishes the frontend IP"
@@ -71,7 +71,7 @@ const (
 	srcScaleway      = "Scaleway docs kubernetes/api-cli/using-load-balancer-annotations (scw-loadbalancer-use-hostname; PROXY protocol for the client IP); scaleway/scaleway-cloud-controller-manager docs/loadbalancer-annotations.md"
 	srcHetznerDocs   = "hetznercloud/hcloud-cloud-controller-manager docs/reference/load_balancer_annotations.md (load-balancer.hetzner.cloud/hostname, uses-proxyprotocol); #727, #783 (ipMode Proxy with PROXY protocol)"
 	srcOpenStackDocs = "kubernetes/cloud-provider-openstack docs/openstack-cloud-controller-manager/expose-applications-using-loadbalancer-type-service.md (loadbalancer.openstack.org/hostname, proxy-protocol; amphora or OVN provider decides proxy or pass-through)"
-	srcOracle        = "Oracle OKE docs contengcreatingloadbalancers (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
+	srcOracle        = "Oracle OKE docs \"Specifying IPMode to adjust traffic routing\" (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
 	srcExoscale      = "exoscale/exoscale-cloud-controller-manager docs/service-loadbalancer.md (no statement found here about source NAT or hairpin: unknown)"
 	srcIBM           = "kubernetes/website service.md (Internal load balancer, IBM Cloud); no public statement found here about source NAT: unknown"
 	srcMetalLB       = "metallb.io concepts (MetalLB announces the address from the nodes; there is no load-balancer box, kube-proxy handles the traffic on the node)"
