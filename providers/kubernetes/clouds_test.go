@@ -53,7 +53,11 @@ func TestCloudDetection(t *testing.T) {
 		providerID string
 		want       Cloud
 	}{
-		"class":                {svc: func() *corev1.Service { s := cloudService("a", nil, "TCP", awsHost); s.Spec.LoadBalancerClass = &cls; return s }(), want: CloudAWS},
+		"class": {svc: func() *corev1.Service {
+			s := cloudService("a", nil, "TCP", awsHost)
+			s.Spec.LoadBalancerClass = &cls
+			return s
+		}(), want: CloudAWS},
 		"annotation":           {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/scw-loadbalancer-use-hostname": "true"}, "TCP", ipVIP), want: CloudScaleway},
 		"providerID":           {svc: cloudService("a", nil, "TCP", ipVIP), providerID: "hcloud://", want: CloudHetzner},
 		"annotation over node": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "p"}, "TCP", ipVIP), providerID: "gce://p/z/", want: CloudMetalLB},
