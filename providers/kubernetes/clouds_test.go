@@ -114,6 +114,20 @@ func TestCloudRows(t *testing.T) {
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
 		"Oracle LB PROXY protocol": {svc: cloudService("a", map[string]string{annOCIProxyProtocolVersion: "2"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferOCIIPMode},
+		"Hetzner PROXY protocol, older CCM publishing VIP": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+		"OpenStack PROXY protocol, older OCCM publishing VIP": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+		"Linode NodeBalancer is a proxy": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "192-0-2-1.ip.linodeusercontent.com"}), providerID: "linode://",
+			snat: core.Yes, code: CodeCloudDefault},
+		"MetalLB: the nodes announce, kube-proxy intercepts": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "lan"}, "TCP", ipVIP),
+			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		"kube-vip class": {svc: func() *corev1.Service {
+			s := cloudService("a", nil, "TCP", ipVIP)
+			s.Spec.LoadBalancerClass = ptr("kube-vip.io/kube-vip-class")
+			return s
+		}(), snat: core.No, code: CodeCloudDefault},
+		"Cilium LB IPAM": {svc: cloudService("a", map[string]string{"lbipam.cilium.io/ips": "10.0.0.20"}, "TCP", ipVIP), snat: core.No, code: CodeCloudDefault},
 		"Exoscale: unknown stays unknown": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "exoscale://",
 			risk: core.RiskUnknown, snat: core.Unknown},
 	} {
@@ -123,7 +137,7 @@ func TestCloudRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, dec := &res.Assessment, &res.Decision
-			if a.Risk != tc.risk || tc.symptom != "" && a.Symptom != tc.symptom || res.Exposure.LBSourceNAT != tc.snat {
+			if tc.risk != "" && a.Risk != tc.risk || tc.symptom != "" && a.Symptom != tc.symptom || res.Exposure.LBSourceNAT != tc.snat {
 				t.Fatalf("%s %s snat %s, want %s %s snat %s; reasons %v", a.Risk, a.Symptom, res.Exposure.LBSourceNAT, tc.risk, tc.symptom, tc.snat, a.Reasons)
 			}
 			if tc.remedy != "" && (dec.Remedy != tc.remedy || dec.Tentative != tc.tentative) {
