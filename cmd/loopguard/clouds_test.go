@@ -82,3 +82,40 @@ func TestCloudExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestCloudExamplesPlan: plan on the same folders writes each cloud's fix as an annotation
+// change for the cluster writer, and nothing where the decision is not a cloud fix.
+func TestCloudExamplesPlan(t *testing.T) {
+	for dir, want := range map[string]map[string]string{
+		"aws":          {"lbc-instance": "preserve_client_ip.enabled=false"},
+		"digitalocean": {"web-named": "web.example.com"},
+		"scaleway":     {"web": "true"},
+		"oracle":       {"web": "proxy"},
+	} {
+		t.Run(dir, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", "plan", "-f", repoRoot+"/examples/clouds/"+dir, "-o", "json")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var rep struct {
+				Plans []struct {
+					Object  struct{ Name string }
+					Status  string
+					Changes []struct{ By, Field, To string }
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rep.Plans {
+				to, fixed := want[p.Object.Name]
+				switch {
+				case fixed && (p.Status != "planned" || len(p.Changes) != 1 || p.Changes[0].By != "cluster" || p.Changes[0].To != to):
+					t.Errorf("%s: %s %+v, want one cluster change to %q", p.Object.Name, p.Status, p.Changes, to)
+				case !fixed && len(p.Changes) != 0:
+					t.Errorf("%s: %+v, want no change", p.Object.Name, p.Changes)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -179,4 +181,42 @@ func (sd StatusDriver) planCloudFix(svc *corev1.Service, req *core.PlanRequest, 
 		d = NewDialect(nil)
 	}
 	return planCloudFix(d, svc, req, p)
+}
+
+// CloudFixDriver plans only the clouds' own fixes (clouds.go): annotations the user's cloud
+// controller reads, written through the cluster writer. Every other decision is the
+// cloud-controller-manager's to publish (ipMode) and answers core.ErrUnsupported, so a host
+// without the status in hand (the CLI) plans what it can write and says so for the rest.
+type CloudFixDriver struct{ d *Dialect }
+
+var _ core.Driver = (*CloudFixDriver)(nil)
+
+// NewCloudFixProvider returns the plain dialect with the CloudFixDriver; opts may be nil.
+func NewCloudFixProvider(opts *Options) core.Provider {
+	d := NewDialect(opts)
+	return core.NewProvider(d, &CloudFixDriver{d: d})
+}
+
+// Plan plans the cloud fix the decision carries, or answers core.ErrUnsupported.
+func (cd *CloudFixDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	if req == nil || req.Result == nil || req.Object == nil {
+		return nil, fmt.Errorf("kubernetes: %w: a plan request needs the object and its evaluation", core.ErrInvalid)
+	}
+	svc, ok := req.Object.(*corev1.Service)
+	p := &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision}
+	if p.Decision.Remedy == core.RemedyNone || p.Decision.Remedy == "" {
+		return p, nil
+	}
+	if ok && (p.Decision.Remedy == core.LBSourceNAT || p.Decision.Remedy == core.ThroughLB) {
+		if done, err := planCloudFix(cd.d, svc, req, p); done || err != nil {
+			return p, err
+		}
+	}
+	return nil, &core.KindError{Kind: core.ErrUnsupported, Object: p.Object,
+		Msg: "only the cloud's own annotation fixes are written here; " + string(p.Decision.Remedy) + " is the cloud-controller-manager's to publish (status.loadBalancer.ingress[].ipMode) or the user's; the decision's action says who can"}
+}
+
+// ApplyCloud reports core.ErrUnsupported: the fixes are annotations the cloud's controller reads.
+func (*CloudFixDriver) ApplyCloud(context.Context, *core.Change) (core.ApplyResult, error) {
+	return core.ApplyResult{}, &core.KindError{Kind: core.ErrUnsupported, Msg: "the plain Kubernetes driver makes no cloud API calls"}
 }
