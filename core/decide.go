@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Preference tilts Decide's ranking of the remedies a cloud offers.
@@ -82,6 +83,7 @@ var (
 	ruleDecideL7NoIntercept = Rule{CodeDecideL7NoIntercept, "Interception does not apply to layer-7 listeners; layer-7 loops are fixed through the LB.", "docs/sources.md#tke-guide §4 (\"layer 7 loopback can only be resolved by enabling SNAT on the CLB\")"}
 	ruleDecideTentative     = Rule{CodeDecideTentative, "The risk is unknown; this decision assumes a loop is possible and must not be applied until the missing facts are known.", "docs/sources.md#design (decision)"}
 	ruleDecideKeepsOffLB    = Rule{CodeDecideKeepsOffLB, "The backends need what only the load balancer adds (a PROXY protocol header, TLS, layer-7 rules); this remedy keeps in-cluster traffic off the LB and would break them.", srcDependence}
+	ruleDecideFailsLeast    = Rule{CodeDecideFailsLeast, "Today's path fails every in-cluster connection (protocol-error) and no remedy is ready: the one whose path fails least is recommended, tentatively, with what to confirm first.", srcDependence + "; docs/sources.md#design (decision)"}
 	ruleDecideNothing       = Rule{CodeDecideNothing, "No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
 )
 
@@ -126,6 +128,12 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 			if u.Kind == PreconditionAllowlist {
 				d.Tickets = append(d.Tickets, u.Capability)
 			}
+		}
+	}
+	if best < 0 && a.Symptom == SymptomProtocolError {
+		if i := failsLeast(a, offers, p); i >= 0 {
+			best = i
+			d = fallbackDecision(&offers[i], p)
 		}
 	}
 	if a.Risk == RiskUnknown {
@@ -230,4 +238,71 @@ func rank(o *Offer, p Policy) int {
 		}
 	}
 	return key*10 + base
+}
+
+// codeThroughLBLoops is the reason core/dialect's ThroughLBOffer gives when the path through
+// the LB can still loop: the remedy can be carried out, and fails only the connections that
+// land on the client's own node.
+const codeThroughLBLoops Code = "through-lb-would-loop"
+
+// failsLeast compares paths by what fails when today's path fails every in-cluster connection
+// (a protocol error on the VIP path): a through-lb offer, which takes traffic through the LB, blocked only
+// by a missing fact (it may fail nothing) or by the loop it can still make (it fails only the
+// connections that land on the client's node), fails less than today. The missing fact comes
+// first; among equals the policy's rank decides. Offers blocked by anything else (a component
+// too old, an allowlist the policy does not waive, a new object) stay out. It returns -1 when
+// none qualifies.
+func failsLeast(a *Assessment, offers []Offer, p Policy) int {
+	best, bestClass := -1, 0
+	for i := range offers {
+		o := &offers[i]
+		// Only through-lb leaves the VIP path, which is the one failing: the other remedies
+		// change who loops on the LB, not whether the node intercepts.
+		if o.Remedy != ThroughLB || o.Path != PathProxy || o.Costs.NewObject && !p.AllowDisruptive {
+			continue
+		}
+		class, ok := 0, true
+		for _, u := range o.Unmet {
+			switch {
+			case u.Kind == PreconditionUnknown:
+			case u.Reason.Code == codeThroughLBLoops:
+				class = 1
+			case u.Kind == PreconditionAllowlist && p.AllowTickets, u.Kind == PreconditionImmutable && p.AllowDisruptive:
+			default:
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		if best < 0 || class < bestClass || class == bestClass && rank(o, p) < rank(&offers[best], p) {
+			best, bestClass = i, class
+		}
+	}
+	return best
+}
+
+// fallbackDecision is the tentative decision for failsLeast's pick: it names what to confirm.
+func fallbackDecision(o *Offer, p Policy) Decision {
+	costs := o.Costs
+	costs.Tickets = slices.Clone(costs.Tickets)
+	why := "Today every in-cluster connection fails (protocol-error); " + string(o.Remedy) + " fails fewer: " + o.Reason.Message
+	var confirm []string
+	for _, u := range o.Unmet {
+		if u.Kind == PreconditionAllowlist && p.AllowTickets || u.Kind == PreconditionImmutable && p.AllowDisruptive {
+			continue
+		}
+		confirm = append(confirm, u.Reason.Message)
+	}
+	if len(confirm) > 0 {
+		why += " Confirm first: " + strings.Join(confirm, " ")
+	}
+	d := Decision{Remedy: o.Remedy, Path: o.Path, Why: why, Action: o.Action, Costs: &costs, Tentative: true,
+		Reason: ruleDecideFailsLeast.Because(why)}
+	for _, u := range o.Unmet {
+		if u.Kind == PreconditionAllowlist {
+			d.Tickets = append(d.Tickets, u.Capability)
+		}
+	}
+	return d
 }

@@ -107,6 +107,7 @@ const (
 	CodeDecideTentative       Code = "decide-tentative"
 	CodeDecideKeepsOffLB      Code = "decide-keeps-traffic-off-lb"
 	CodeDecideNothing         Code = "decide-nothing-offered"
+	CodeDecideFailsLeast      Code = "decide-fails-least"
 )
 
 // The core's rules: physics that holds on every cloud.
@@ -167,7 +168,7 @@ func Rules() []Rule {
 		ruleHairpinSocketLB, ruleHairpinCilium, ruleHairpinNoMasq, ruleHairpinMasqRouted,
 		ruleHairpinBridgeOff, ruleHairpinBridgeOn, ruleHairpinUnknown, ruleKubeletHairpinDead,
 		ruleDecideNoLoop, ruleDecideChosen, ruleDecideRanked, ruleDecideUnmet, ruleDecideTicket,
-		ruleDecideDisruptive, ruleDecideL7NoIntercept, ruleDecideTentative, ruleDecideNothing,
+		ruleDecideDisruptive, ruleDecideL7NoIntercept, ruleDecideTentative, ruleDecideNothing, ruleDecideFailsLeast,
 		ruleDecideKeepsOffLB,
 	}
 }

@@ -291,6 +291,9 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 	if p.Empty() {
 		return nil
 	}
+	if d.Tentative && !p.Removal && d.Reason.Code == CodeDecideFailsLeast {
+		return &KindError{Kind: ErrPrecondition, Object: p.Object, Reason: d.Reason, Msg: "the recommendation is tentative; confirm what it names before applying (" + d.Why + ")"}
+	}
 	if d.Tentative && !p.Removal {
 		return &KindError{Kind: ErrPrecondition, Object: p.Object, Msg: "the risk is unknown; declare the missing facts before applying (" + d.Why + ")"}
 	}

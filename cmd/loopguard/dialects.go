@@ -43,7 +43,9 @@ func dialectEntries() []dialectEntry {
 		{name: volcengine.Name, newDialect: func() core.Dialect { return volcengine.NewDialect(nil) },
 			recognizes: volcengine.Recognizes, newProvider: newVolcengineProvider},
 		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
-			recognizes: kubernetes.Recognizes, fallback: true},
+			recognizes: kubernetes.Recognizes, fallback: true,
+			// The clouds' own annotation fixes (docs/sources.md#clouds); ipMode stays the CCM's.
+			newProvider: func(driverEnv) (core.Provider, error) { return kubernetes.NewCloudFixProvider(nil), nil }},
 	})
 }
 

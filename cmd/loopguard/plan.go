@@ -77,6 +77,11 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 			}
 			if err != nil {
 				op.Status, op.Error = StatusFailed, planErrorOf(err)
+				if errors.Is(err, core.ErrUnsupported) {
+					// A driver that cannot carry out this remedy (the plain dialect's ipMode,
+					// which is the CCM's): no failure, as without a driver.
+					op.Status = StatusUnsupported
+				}
 				// The slim verdict has no decision; a failed plan still shows the one made.
 				if ev.res != nil {
 					op.Decision = decisionOf(&ev.res.Decision)

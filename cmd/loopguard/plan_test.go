@@ -34,7 +34,7 @@ func TestPlanGolden(t *testing.T) {
 			args:   []string{"plan", "-f", "examples/volcengine", "--prefer", "lb-features"},
 		},
 		"plan-kubernetes-example": {
-			reason: "the plain Kubernetes dialect has no driver: every plan is unsupported, which is no failure",
+			reason: "the plain Kubernetes dialect writes only the clouds' own annotation fixes: ipMode is the CCM's, so that plan is unsupported, which is no failure",
 			args:   []string{"plan", "-f", "examples/kubernetes"},
 		},
 	}

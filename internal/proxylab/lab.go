@@ -33,6 +33,11 @@ type Scenario struct {
 	Mode      Mode
 	// IPMode is status.loadBalancer.ingress[0].ipMode, written through the status subresource.
 	IPMode corev1.LoadBalancerIPMode
+	// Hostname, when set, is published instead of the IP (status.loadBalancer.ingress[0] has
+	// only hostname, as AWS's controllers and the clouds' hostname annotations publish it) and
+	// IPMode is ignored: no node programs the LB address, and the client dials the address the
+	// name resolves to, the LB's.
+	Hostname string
 	// Net is the netlab topology. Every node's Intercept must be netlab.InterceptExternal, the
 	// Service's ExternalServer true, and Service.NodePort zero (the API server allocates it);
 	// LB.External is set by Build when the LB is HAProxy.
@@ -186,7 +191,7 @@ func (sc *Scenario) validate() error {
 	if sc.LBTransparent && sc.LBProxy == ProxyNone {
 		errs = append(errs, errors.New("LBTransparent is HAProxy's: it needs LBProxy v1 or v2"))
 	}
-	if sc.IPMode != corev1.LoadBalancerIPModeVIP && sc.IPMode != corev1.LoadBalancerIPModeProxy {
+	if sc.Hostname == "" && sc.IPMode != corev1.LoadBalancerIPModeVIP && sc.IPMode != corev1.LoadBalancerIPModeProxy {
 		errs = append(errs, fmt.Errorf("ipMode %q", sc.IPMode))
 	}
 	if sc.Mode != ModeIPTables && sc.Mode != ModeNFTables {
@@ -271,6 +276,9 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 	// 4. The LB's address and ipMode, through the status subresource.
 	ipMode := sc.IPMode
 	created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: l.vip.Addr().String(), IPMode: &ipMode}}
+	if sc.Hostname != "" {
+		created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: sc.Hostname}}
+	}
 	if _, err := client.CoreV1().Services(l.ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("write the Service's status: %w", err)
 	}
@@ -320,7 +328,7 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 		}
 		l.proxies = append(l.proxies, kp)
 	}
-	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: backend, LBAddr: l.vip, WantLB: sc.IPMode == corev1.LoadBalancerIPModeVIP, AnyLB: sc.EndpointOnly}
+	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: backend, LBAddr: l.vip, WantLB: sc.Hostname == "" && sc.IPMode == corev1.LoadBalancerIPModeVIP, AnyLB: sc.EndpointOnly}
 	timeout := cmpOr(sc.WantRulesTimeout, 30*time.Second)
 	for _, kp := range l.proxies {
 		if err := kp.waitRules(ctx, want, timeout); err != nil {

@@ -60,7 +60,7 @@ func Recognizes(obj runtime.Object) bool { return true }
 func (d *Dialect) Name() string { return Name }
 
 // Rules lists the dialect's documented rules.
-func (d *Dialect) Rules() []core.Rule { return rules() }
+func (d *Dialect) Rules() []core.Rule { return append(rules(), cloudRules()...) }
 
 // Translate reads one *corev1.Service. Ingress objects have no ipMode, so for them (and for
 // Services that are not of type LoadBalancer, and any other kind) it returns an error matching
@@ -125,17 +125,30 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	if ov.Scope == core.ScopeUnknown {
 		d.scopeOf(svc, &e)
 	}
+	det := detectCloud(svc, c)
+	if det.row != nil {
+		e.Notes = append(e.Notes, ruleCloudDetected.Because(string(det.row.Cloud)+", from "+det.why))
+	}
 	snat := lbSourceNAT(svc, e.Protocols)
+	if len(snat) == 0 {
+		// The cloud's documented default, only where no annotation said (clouds.go).
+		snat = cloudSourceNAT(det, svc, e.Protocols)
+	}
 	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
 		applySourceNAT(&e, snat)
 	}
-	applyProxyHeader(&e, proxyHeaderOf(svc, c))
+	applyProxyHeader(&e, append(proxyHeaderOf(svc, c), cloudProxyHeader(svc)...))
 	ov.Apply(&e)
 
 	offers := []core.Offer{
 		interceptOffer(svc, &e, &st, dp),
 		nodeSeparationOffer(svc, &e, &st, dp),
 		dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
+	}
+	// The cloud's own fixes (clouds.go) come before the generic ones a CCM fork carries out,
+	// so a tie in Decide's ranking goes to what the user can apply.
+	for _, f := range cloudFixes(svc, &e, &st, dp, det) {
+		offers = append(offers, f.offer)
 	}
 	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
 		// The other direction: an intercepted address whose backends need the LB.

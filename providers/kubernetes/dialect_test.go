@@ -33,15 +33,17 @@ func TestInterceptionCases(t *testing.T) {
 		sepUnmet core.PreconditionKind
 	}
 	cases := map[string]struct {
-		reason string
-		file   string
-		want   want
+		reason     string
+		file       string
+		want       want
+		cloudFixes int
 	}{
 		"VIPIP": {
 			reason: "An ip with ipMode VIP is intercepted by kube-proxy iptables; externalTrafficPolicy Cluster masquerades it.",
 			file:   "intercept-vip-iptables.yaml",
-			want: want{intercept: core.Yes, scope: core.Private, risk: core.RiskNone, remedy: core.RemedyNone,
-				codes:    []core.Code{"k8s-ipmode-vip", "k8s-kube-proxy-programs-vip", "k8s-intercept-masquerade", "k8s-scope-annotation", "node-intercepts-vip"},
+			// Azure's load balancer passes the client address through (docs/sources.md#clouds).
+			want: want{intercept: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
+				codes:    []core.Code{"k8s-ipmode-vip", "k8s-kube-proxy-programs-vip", "k8s-intercept-masquerade", "k8s-scope-annotation", "node-intercepts-vip", "k8s-cloud-lb-default"},
 				vipUnmet: none},
 		},
 		"IPWithoutIPMode": {
@@ -152,6 +154,8 @@ func TestInterceptionCases(t *testing.T) {
 			want: want{intercept: core.No, scope: core.Private, snat: core.No, risk: core.RiskAtRisk, remedy: core.DNSSteering,
 				codes:    []core.Code{"k8s-hostname-only", "k8s-aws-nlb-preserves-client-ip", "k8s-scope-annotation", "same-node-loop"},
 				vipUnmet: unsupported},
+			// preserve_client_ip.enabled=false, unsupported on the cloud-controller-manager's NLB.
+			cloudFixes: 1,
 		},
 		"NotProvisioned": {
 			reason: "No status yet: interception unknown, VIP not yet possible.",
@@ -208,8 +212,9 @@ func TestInterceptionCases(t *testing.T) {
 			if e.Provider != Name {
 				t.Errorf("provider = %q, want %q", e.Provider, Name)
 			}
-			if len(r.Offers) != 3 {
-				t.Errorf("offers = %d, want intercept-vip, node-separation, dns-steering", len(r.Offers))
+			// The generic three, then any fix of the cloud's own (clouds.go) that applies.
+			if len(r.Offers) != 3+tc.cloudFixes {
+				t.Errorf("offers = %d, want intercept-vip, node-separation, dns-steering and %d cloud fixes", len(r.Offers), tc.cloudFixes)
 			}
 		})
 	}

@@ -80,8 +80,8 @@ func TestCCMProxyProtocolAnnotations(t *testing.T) {
 
 // TestProxyProtocolDecidesIPModeProxy: the ipMode those CCMs should publish. Hetzner's LB
 // proxies (it replaces the source), so the decision is through-lb, path Proxy, which the
-// status driver and the CCM decorator publish; DigitalOcean's says nothing about source NAT,
-// so through the LB could loop and nothing is chosen until lb-source-nat is declared.
+// status driver and the CCM decorator publish; DigitalOcean documents its load balancer as a
+// proxy too (docs/sources.md#clouds), so the same holds there.
 func TestProxyProtocolDecidesIPModeProxy(t *testing.T) {
 	d := NewDialect(nil)
 	for name, tc := range map[string]struct {
@@ -90,7 +90,7 @@ func TestProxyProtocolDecidesIPModeProxy(t *testing.T) {
 		path core.Path
 	}{
 		"hetzner":                    {ann: map[string]string{annHetznerProxyProtocol: "true"}, want: core.ThroughLB, path: core.PathProxy},
-		"digitalocean":               {ann: map[string]string{annDOProxyProtocol: "true"}, want: core.RemedyNone, path: core.PathVIP},
+		"digitalocean":               {ann: map[string]string{annDOProxyProtocol: "true"}, want: core.ThroughLB, path: core.PathProxy},
 		"digitalocean declared snat": {ann: map[string]string{annDOProxyProtocol: "true", core.AnnotationLBSourceNAT: "true"}, want: core.ThroughLB, path: core.PathProxy},
 	} {
 		t.Run(name, func(t *testing.T) {

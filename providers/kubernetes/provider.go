@@ -25,7 +25,7 @@ var _ core.Provider = (*Provider)(nil)
 // NewProvider returns the provider; opts may be nil.
 func NewProvider(opts *Options) *Provider {
 	d := NewDialect(opts)
-	return &Provider{dialect: d, driver: &StatusDriver{}}
+	return &Provider{dialect: d, driver: &StatusDriver{d: d}}
 }
 
 // Name is "kubernetes".
@@ -41,7 +41,10 @@ func (p *Provider) Driver() (core.Driver, bool) { return p.driver, true }
 // (hostname-only entries carry no ipMode and are left alone), for the host that owns the
 // status. It reads nothing beyond the request and writes nothing itself. It is safe for
 // concurrent use.
-type StatusDriver struct{}
+type StatusDriver struct {
+	// d reads the cloud fixes of clouds.go; nil means a default dialect.
+	d *Dialect
+}
 
 var _ core.Driver = (*StatusDriver)(nil)
 
@@ -49,12 +52,13 @@ var _ core.Driver = (*StatusDriver)(nil)
 // makes (one core.WriterStatus change per IP entry whose ipMode must change); node separation
 // and DNS steering add a change for the user. An empty plan means the status already says the
 // decided path. lb-snat is refused: the plain driver cannot make a cloud's load balancer
-// replace the source address.
-func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
+// replace the source address. A cloud's own annotation fix (cloudfixes.go) is planned first.
+func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
 	if req == nil || req.Result == nil || req.Object == nil {
 		return nil, fmt.Errorf("kubernetes: %w: a plan request needs the object and its evaluation", core.ErrInvalid)
 	}
-	if _, ok := req.Object.(*corev1.Service); !ok {
+	svc, ok := req.Object.(*corev1.Service)
+	if !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: fmt.Sprintf("only a Service has an ipMode, not %T", req.Object)}
 	}
 	dec := req.Result.Decision
@@ -63,6 +67,9 @@ func (StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, 
 		if o := &req.Result.Offers[i]; o.Remedy == dec.Remedy {
 			p.Notes = append(p.Notes, o.Notes...)
 		}
+	}
+	if ok, err := sd.planCloudFix(svc, req, p); ok || err != nil {
+		return p, err
 	}
 	switch dec.Remedy {
 	case core.RemedyNone, "":

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestCloudExamples: each cloud row of docs/sources.md#clouds, as a user runs it: assess on
+// examples/clouds/<cloud>, with the cloud read from the objects (no --provider).
+func TestCloudExamples(t *testing.T) {
+	type want struct {
+		risk, symptom, remedy string
+		tentative             bool
+		// action is a substring of the decision's action (the annotation to set).
+		action string
+	}
+	for dir, objects := range map[string]map[string]want{
+		"aws": {
+			"lbc-instance": {risk: "at-risk", symptom: "intermittent", remedy: "lb-snat", action: "preserve_client_ip.enabled=false"},
+			"lbc-ip-tcp":   {risk: "none", symptom: "none", remedy: "none"},
+			"lbc-ip-udp":   {risk: "at-risk", symptom: "intermittent", remedy: "dns-steering"},
+			"ccm-nlb":      {risk: "at-risk", symptom: "intermittent", remedy: "dns-steering"},
+			"ccm-clb":      {risk: "none", symptom: "none", remedy: "none"},
+		},
+		"alibaba": {
+			"proxy-named":   {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", tentative: true, action: `alibaba-cloud-loadbalancer-hostname"]: "shop.internal.example.com"`},
+			"proxy-unnamed": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", tentative: true, action: "alibaba-cloud-loadbalancer-hostname"},
+		},
+		"digitalocean": {
+			"web":       {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "ipMode: Proxy"},
+			"web-named": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `do-loadbalancer-hostname"]: "web.example.com"`},
+		},
+		"scaleway": {"web": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `scw-loadbalancer-use-hostname"]: "true"`}},
+		"oracle":   {"web": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `oci.oraclecloud.com/ingress-ip-mode"]: "proxy"`}},
+		"gke":      {"api": {risk: "none", symptom: "none", remedy: "none"}},
+	} {
+		t.Run(dir, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", "assess", "-f", repoRoot+"/examples/clouds/"+dir, "-o", "json")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var rep struct {
+				Results []struct {
+					Object   struct{ Name string }
+					Risk     string
+					Symptom  string
+					Notes    []struct{ Code string }
+					Decision struct {
+						Remedy    string
+						Tentative bool
+						Action    string
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Results) != len(objects) {
+				t.Fatalf("%d results, want %d", len(rep.Results), len(objects))
+			}
+			for _, r := range rep.Results {
+				w, ok := objects[r.Object.Name]
+				if !ok {
+					t.Fatalf("unexpected object %s", r.Object.Name)
+				}
+				got := want{risk: r.Risk, symptom: r.Symptom, remedy: r.Decision.Remedy, tentative: r.Decision.Tentative, action: w.action}
+				if !strings.Contains(r.Decision.Action, w.action) {
+					got.action = r.Decision.Action
+				}
+				if got != w {
+					t.Errorf("%s: got %+v, want %+v", r.Object.Name, got, w)
+				}
+				detected := false
+				for _, n := range r.Notes {
+					detected = detected || n.Code == "k8s-cloud-detected"
+				}
+				if !detected {
+					t.Errorf("%s: the cloud was not recognised from the objects", r.Object.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestCloudExamplesPlan: plan on the same folders writes each cloud's fix as an annotation
+// change for the cluster writer, and nothing where the decision is not a cloud fix.
+func TestCloudExamplesPlan(t *testing.T) {
+	for dir, want := range map[string]map[string]string{
+		"aws":          {"lbc-instance": "preserve_client_ip.enabled=false"},
+		"digitalocean": {"web-named": "web.example.com"},
+		"scaleway":     {"web": "true"},
+		"oracle":       {"web": "proxy"},
+	} {
+		t.Run(dir, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", "plan", "-f", repoRoot+"/examples/clouds/"+dir, "-o", "json")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var rep struct {
+				Plans []struct {
+					Object  struct{ Name string }
+					Status  string
+					Changes []struct{ By, Field, To string }
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rep.Plans {
+				to, fixed := want[p.Object.Name]
+				switch {
+				case fixed && (p.Status != "planned" || len(p.Changes) != 1 || p.Changes[0].By != "cluster" || p.Changes[0].To != to):
+					t.Errorf("%s: %s %+v, want one cluster change to %q", p.Object.Name, p.Status, p.Changes, to)
+				case !fixed && len(p.Changes) != 0:
+					t.Errorf("%s: %+v, want no change", p.Object.Name, p.Changes)
+				}
+			}
+		})
+	}
+}

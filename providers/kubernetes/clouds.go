@@ -1,0 +1,399 @@
+package kubernetes
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// Cloud names a cloud or bare-metal load-balancer implementation whose facts the plain dialect
+// knows (docs/sources.md#clouds).
+type Cloud string
+
+// The clouds of the fact table.
+const (
+	CloudUnknown      Cloud = ""
+	CloudAWS          Cloud = "aws"
+	CloudGKE          Cloud = "gke"
+	CloudAzure        Cloud = "azure"
+	CloudAlibaba      Cloud = "alibaba"
+	CloudDigitalOcean Cloud = "digitalocean"
+	CloudLinode       Cloud = "linode"
+	CloudScaleway     Cloud = "scaleway"
+	CloudHetzner      Cloud = "hetzner"
+	CloudOpenStack    Cloud = "openstack"
+	CloudOracle       Cloud = "oracle"
+	CloudExoscale     Cloud = "exoscale"
+	CloudIBM          Cloud = "ibm"
+	CloudMetalLB      Cloud = "metallb"
+	CloudKubeVIP      Cloud = "kube-vip"
+	CloudCilium       Cloud = "cilium"
+)
+
+// CloudFacts is one row of the fact table: how to recognise the cloud, and what its load
+// balancer does to an in-cluster connection by default. Every field that no public source
+// stated is left at its zero value (unknown); the loopguard.io annotations override it all.
+type CloudFacts struct {
+	Cloud Cloud
+	// ProviderIDPrefixes are the Node spec.providerID prefixes the cloud's CCM sets.
+	ProviderIDPrefixes []string
+	// Classes are spec.loadBalancerClass values that select this implementation.
+	Classes []string
+	// AnnotationPrefixes are annotation key prefixes only this cloud's controller reads.
+	AnnotationPrefixes []string
+	// SourceNAT says whether the default load balancer replaces the client's source address
+	// (a proxy: Yes; pass-through: No; Unknown when no source says or it depends on a setting
+	// the row cannot see). AWS is decided per target type in awsSourceNAT.
+	SourceNAT core.Fact
+	// HostnameAnnotation is the annotation that makes the CCM publish a hostname instead of
+	// the IP, so no node intercepts the address (empty when the cloud has none).
+	HostnameAnnotation string
+	// HostnameValue is the value HostnameAnnotation takes: "" means a DNS name that resolves
+	// to the load balancer (the user's), anything else is the literal value.
+	HostnameValue string
+	// Source cites the public documentation or CCM source of the row.
+	Source string
+}
+
+// Sources of the fact table (docs/sources.md#clouds has them as links).
+const (
+	srcClouds        = "docs/sources.md#clouds"
+	srcAWSLBC        = "kubernetes-sigs/aws-load-balancer-controller docs/guide/service/nlb.md and annotations.md (target type instance by default; IP targets: client IP preservation off for TCP/TLS, on for UDP); AWS ELB docs network/edit-target-group-attributes.html#client-ip-preservation (defaults: instance targets on; IP targets TCP/TLS off; UDP on, cannot be turned off)"
+	srcAWSCLB        = "AWS ELB docs classic/enable-proxy-protocol.html (a Classic Load Balancer opens its own connection to the instance; the client address only comes in the PROXY header); kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (the default type is a Classic ELB, status hostname)"
+	srcAWSHairpin    = "AWS ELB docs network/load-balancer-troubleshooting.html (with client IP preservation, requests from a target to its own internal NLB fail: no hairpinning); kubernetes/cloud-provider-aws#1160; aws-load-balancer-controller#4803"
+	srcGKE           = "GKE docs concepts/service-load-balancer (passthrough Network Load Balancers deliver packets with the client source address unchanged); the status carries the IP, which kube-proxy intercepts"
+	srcAzure         = "learn.microsoft.com azure/load-balancer/load-balancer-overview (a pass-through layer-4 load balancer: the source address is not changed); cloud-provider-azure publishes the frontend IP"
+	srcAlibaba       = "Alibaba Cloud ACK docs \"Considerations for configuring a LoadBalancer Service\" (layer-4 CLB listeners pass the client address; with PROXY protocol in-cluster access to the CLB IP fails: use service.beta.kubernetes.io/alibaba-cloud-loadbalancer-hostname); kubernetes/cloud-provider-alibaba-cloud docs/usage.md"
+	srcDO            = "DigitalOcean docs kubernetes/how-to/configure-load-balancers (PROXY protocol, do-loadbalancer-hostname: pods reach the LB through the hostname; the LB replaces the source); digitalocean/digitalocean-cloud-controller-manager docs/controllers/services/annotations.md"
+	srcLinode        = "Linode docs kubernetes/kubernetes-load-balancers-nodebalancers (a NodeBalancer proxies: the backend sees the NodeBalancer unless PROXY protocol is on); linode/linode-cloud-controller-manager README (annotations)"
+	srcScaleway      = "Scaleway docs kubernetes/api-cli/using-load-balancer-annotations (scw-loadbalancer-use-hostname; PROXY protocol for the client IP); scaleway/scaleway-cloud-controller-manager docs/loadbalancer-annotations.md"
+	srcHetznerDocs   = "hetznercloud/hcloud-cloud-controller-manager docs/reference/load_balancer_annotations.md (load-balancer.hetzner.cloud/hostname, uses-proxyprotocol); #727, #783 (ipMode Proxy with PROXY protocol)"
+	srcOpenStackDocs = "kubernetes/cloud-provider-openstack docs/openstack-cloud-controller-manager/expose-applications-using-loadbalancer-type-service.md (loadbalancer.openstack.org/hostname, proxy-protocol; amphora or OVN provider decides proxy or pass-through)"
+	srcOracle        = "Oracle OKE docs \"Specifying IPMode to adjust traffic routing\" (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
+	srcExoscale      = "exoscale/exoscale-cloud-controller-manager docs/service-loadbalancer.md (no statement found here about source NAT or hairpin: unknown)"
+	srcIBM           = "kubernetes/website service.md (Internal load balancer, IBM Cloud); no public statement found here about source NAT: unknown"
+	srcMetalLB       = "metallb.io concepts (MetalLB announces the address from the nodes; there is no load-balancer box, kube-proxy handles the traffic on the node)"
+	srcKubeVIP       = "kube-vip.io docs usage/cloud-provider (kube-vip announces Service addresses from the nodes; loadBalancerClass kube-vip.io/kube-vip-class)"
+	srcCilium        = "docs.cilium.io network/lb-ipam and bgp-control-plane (Cilium assigns and announces the address; its own service dataplane handles it on the node)"
+)
+
+// cloudTable is THE fact table. Order matters only for detection: the first row whose marks
+// the object or its cluster carries wins.
+var cloudTable = []CloudFacts{
+	{Cloud: CloudAWS, ProviderIDPrefixes: []string{"aws://"}, Classes: []string{"service.k8s.aws/nlb"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/aws-load-balancer-"},
+		SourceNAT:          core.Unknown, // per target type and protocol: awsSourceNAT
+		Source:             srcAWSLBC + "; " + srcAWSCLB},
+	{Cloud: CloudGKE, ProviderIDPrefixes: []string{"gce://"},
+		Classes:            []string{"networking.gke.io/l4-regional-internal", "networking.gke.io/l4-regional-external"},
+		AnnotationPrefixes: []string{"networking.gke.io/", "cloud.google.com/"},
+		SourceNAT:          core.No, Source: srcGKE},
+	{Cloud: CloudAzure, ProviderIDPrefixes: []string{"azure://"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/azure-"},
+		SourceNAT:          core.No, Source: srcAzure},
+	{Cloud: CloudAlibaba,
+		// ACK's providerID is "<region>.<instance>", with no scheme prefix to recognise.
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-", "service.beta.kubernetes.io/alibaba-cloud-nlb-"},
+		SourceNAT:          core.No,
+		HostnameAnnotation: "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-hostname", Source: srcAlibaba},
+	{Cloud: CloudDigitalOcean, ProviderIDPrefixes: []string{"digitalocean://"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/do-loadbalancer-", "kubernetes.digitalocean.com/"},
+		SourceNAT:          core.Yes,
+		HostnameAnnotation: "service.beta.kubernetes.io/do-loadbalancer-hostname", Source: srcDO},
+	{Cloud: CloudLinode, ProviderIDPrefixes: []string{"linode://"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/linode-loadbalancer-"},
+		SourceNAT:          core.Yes, Source: srcLinode},
+	{Cloud: CloudScaleway, ProviderIDPrefixes: []string{"scaleway://"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/scw-loadbalancer-"},
+		SourceNAT:          core.Yes,
+		HostnameAnnotation: "service.beta.kubernetes.io/scw-loadbalancer-use-hostname", HostnameValue: "true", Source: srcScaleway},
+	{Cloud: CloudHetzner, ProviderIDPrefixes: []string{"hcloud://"},
+		AnnotationPrefixes: []string{"load-balancer.hetzner.cloud/"},
+		SourceNAT:          core.Unknown, // only with PROXY protocol (snat.go)
+		HostnameAnnotation: "load-balancer.hetzner.cloud/hostname", Source: srcHetznerDocs},
+	{Cloud: CloudOpenStack, ProviderIDPrefixes: []string{"openstack://"},
+		AnnotationPrefixes: []string{"loadbalancer.openstack.org/", "service.beta.kubernetes.io/openstack-"},
+		SourceNAT:          core.Unknown, // amphora proxies, OVN passes through: the cloud's choice
+		HostnameAnnotation: "loadbalancer.openstack.org/hostname", Source: srcOpenStackDocs},
+	{Cloud: CloudOracle, ProviderIDPrefixes: []string{"oci://", "ocid1."},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/oci-", "oci-network-load-balancer.oraclecloud.com/", "oci.oraclecloud.com/"},
+		SourceNAT:          core.Unknown, // LB or NLB, and the NLB's is-preserve-source: ociSourceNAT
+		Source:             srcOracle},
+	{Cloud: CloudExoscale, ProviderIDPrefixes: []string{"exoscale://"},
+		AnnotationPrefixes: []string{"service.beta.kubernetes.io/exoscale-loadbalancer-"},
+		SourceNAT:          core.Unknown, Source: srcExoscale},
+	{Cloud: CloudIBM, ProviderIDPrefixes: []string{"ibm://"},
+		AnnotationPrefixes: []string{"service.kubernetes.io/ibm-"},
+		SourceNAT:          core.Unknown, Source: srcIBM},
+	{Cloud: CloudMetalLB, AnnotationPrefixes: []string{"metallb.universe.tf/", "metallb.io/"},
+		SourceNAT: core.No, Source: srcMetalLB},
+	{Cloud: CloudKubeVIP, Classes: []string{"kube-vip.io/kube-vip-class"}, AnnotationPrefixes: []string{"kube-vip.io/"},
+		SourceNAT: core.No, Source: srcKubeVIP},
+	{Cloud: CloudCilium, Classes: []string{"io.cilium/bgp-control-plane", "io.cilium/l2-announcer"},
+		AnnotationPrefixes: []string{"io.cilium/lb-ipam-", "lbipam.cilium.io/"},
+		SourceNAT:          core.No, Source: srcCilium},
+}
+
+// CloudTable returns a copy of the fact table.
+func CloudTable() []CloudFacts { return append([]CloudFacts(nil), cloudTable...) }
+
+// FactsOf returns the row of a cloud.
+func FactsOf(c Cloud) (CloudFacts, bool) {
+	for _, r := range cloudTable {
+		if r.Cloud == c {
+			return r, true
+		}
+	}
+	return CloudFacts{}, false
+}
+
+// detection is which cloud an exposure is on and why.
+type detection struct {
+	row *CloudFacts
+	why string
+}
+
+// detectCloud finds the cloud from, in order, the Service's loadBalancerClass, its annotations,
+// and the Nodes' providerID. An object's own marks win over the cluster's, because a bare-metal
+// implementation (MetalLB) can run on a cloud's nodes.
+func detectCloud(svc *corev1.Service, c *core.Cluster) detection {
+	if cls := svc.Spec.LoadBalancerClass; cls != nil {
+		for i := range cloudTable {
+			for _, x := range cloudTable[i].Classes {
+				if x == *cls {
+					return detection{&cloudTable[i], "spec.loadBalancerClass " + *cls}
+				}
+			}
+		}
+	}
+	// Annotations of two clouds say nothing (a manifest copied between clouds); the smallest
+	// key names the evidence, so the message does not depend on map order.
+	var byAnn detection
+	var key string
+	for k := range svc.Annotations {
+		for i := range cloudTable {
+			for _, p := range cloudTable[i].AnnotationPrefixes {
+				if !strings.HasPrefix(k, p) {
+					continue
+				}
+				switch {
+				case byAnn.row == nil:
+					byAnn, key = detection{&cloudTable[i], "annotation " + k}, k
+				case byAnn.row != &cloudTable[i]:
+					return detection{}
+				case k < key:
+					byAnn.why, key = "annotation "+k, k
+				}
+			}
+		}
+	}
+	if byAnn.row != nil {
+		return byAnn
+	}
+	if c == nil {
+		return detection{}
+	}
+	d, _ := c.Memo(cloudMemoKey{}, func() any { return nodeCloud(c) }).(detection)
+	return d
+}
+
+type cloudMemoKey struct{}
+
+// nodeCloud reads the Nodes' spec.providerID: the cloud only when every Node that has one
+// agrees.
+func nodeCloud(c *core.Cluster) detection {
+	var found detection
+	for _, n := range c.Nodes() {
+		id := n.Spec.ProviderID
+		if id == "" {
+			continue
+		}
+		var row *CloudFacts
+		for i := range cloudTable {
+			for _, p := range cloudTable[i].ProviderIDPrefixes {
+				if strings.HasPrefix(id, p) {
+					row = &cloudTable[i]
+				}
+			}
+		}
+		if row == nil || found.row != nil && found.row != row {
+			return detection{}
+		}
+		if found.row == nil {
+			found = detection{row, "Node " + n.Name + " spec.providerID " + id}
+		}
+	}
+	return found
+}
+
+// Annotations read for the per-cloud source-NAT defaults.
+const (
+	annAWSNLBTargetType  = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"
+	annAlibabaProxyProto = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-proxy-protocol"
+	annExternalDNS       = "external-dns.alpha.kubernetes.io/hostname"
+	annOCILBType         = "oci.oraclecloud.com/load-balancer-type"
+	awsLBCClass          = "service.k8s.aws/nlb"
+)
+
+// awsFlavour says which AWS controller makes the load balancer and its target type.
+type awsFlavour struct {
+	lbc       bool   // the AWS Load Balancer Controller
+	nlb       bool   // a Network Load Balancer (else a Classic one)
+	ipTargets bool   // LBC with target type ip
+	what      string // for messages
+}
+
+func awsFlavourOf(svc *corev1.Service) awsFlavour {
+	ann := svc.Annotations
+	typ := ann[annAWSType]
+	cls := ""
+	if svc.Spec.LoadBalancerClass != nil {
+		cls = *svc.Spec.LoadBalancerClass
+	}
+	switch {
+	case cls == awsLBCClass || typ == "external" || typ == "nlb-ip":
+		// The LBC's target type defaults to instance; "nlb-ip" is its older spelling of ip.
+		ip := typ == "nlb-ip" || ann[annAWSNLBTargetType] == "ip"
+		f := awsFlavour{lbc: true, nlb: true, ipTargets: ip, what: "AWS Load Balancer Controller NLB, instance targets"}
+		if ip {
+			f.what = "AWS Load Balancer Controller NLB, IP targets"
+		}
+		return f
+	case cls != "":
+		return awsFlavour{what: "load balancer class " + cls}
+	case typ == "nlb":
+		return awsFlavour{nlb: true, what: "AWS cloud-controller-manager NLB, instance targets"}
+	case typ == "":
+		return awsFlavour{what: "AWS cloud-controller-manager Classic Load Balancer"}
+	}
+	return awsFlavour{what: "AWS load balancer type " + quote(typ)}
+}
+
+// cloudSourceNAT is the cloud's default, used only when no annotation in snat.go said.
+func cloudSourceNAT(det detection, svc *corev1.Service, protos core.Protocols) []snatFact {
+	if det.row == nil {
+		return nil
+	}
+	on := " (" + det.why + ")"
+	switch det.row.Cloud {
+	case CloudAWS:
+		f := awsFlavourOf(svc)
+		switch {
+		case f.lbc && f.ipTargets && protos&(core.UDP|core.SCTP) == 0:
+			return []snatFact{{nat: core.Yes, reason: ruleCloudAWSIPTargets.Because(f.what + ": client IP preservation is off by default for TCP, so the NLB's own address reaches the backend" + on)}}
+		case f.lbc:
+			why := "client IP preservation is on by default for instance targets"
+			if f.ipTargets {
+				why = "client IP preservation is on for UDP target groups"
+			}
+			return []snatFact{{nat: core.No, reason: ruleCloudAWSPreserves.Because(f.what + ": " + why + on)}}
+		case f.nlb:
+			return nil // snat.go's legacy NLB row
+		case svc.Spec.LoadBalancerClass == nil && svc.Annotations[annAWSType] == "" && !awsLBCAnnotations(svc):
+			return []snatFact{{nat: core.Yes, reason: ruleCloudAWSCLB.Because(f.what + " is a proxy: it opens its own connection to the node" + on)}}
+		}
+		return nil
+	case CloudOracle:
+		// The OCI load balancer (not the NLB) is a proxy.
+		if t := svc.Annotations[annOCILBType]; t == "" || t == "lb" {
+			if _, nlb := svc.Annotations[annOCINLBPreserveSource]; !nlb {
+				return []snatFact{{nat: core.Yes, reason: ruleCloudDefault.Because("Oracle OKE: the OCI load balancer (oci.oraclecloud.com/load-balancer-type " + quote(orDefault(t, "lb")) + ") is a proxy" + on)}}
+			}
+		}
+		return nil
+	}
+	if det.row.SourceNAT == core.Unknown {
+		return nil
+	}
+	what := "passes the client's address through"
+	if det.row.SourceNAT == core.Yes {
+		what = "is a proxy: the backend sees the load balancer's address"
+	}
+	return []snatFact{{nat: det.row.SourceNAT, reason: ruleCloudDefault.Because(string(det.row.Cloud) + ": the load balancer " + what + on + " [" + det.row.Source + "]")}}
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// cloudProxyHeader reads the PROXY-protocol switches proxyHeaderOf does not know.
+func cloudProxyHeader(svc *corev1.Service) []proxyHeaderFact {
+	// Alibaba: "on" turns PROXY protocol on for the CLB's layer-4 listeners.
+	if v := svc.Annotations[annAlibabaProxyProto]; strings.EqualFold(v, "on") {
+		return []proxyHeaderFact{{reason: ruleCCMProxyProtocol.Because("Alibaba Cloud: " + annAlibabaProxyProto + ": " + quote(v) + " (" + srcAlibaba + ")")}}
+	}
+	return nil
+}
+
+// Codes of the fact-table rules.
+const (
+	CodeCloudDetected     core.Code = "k8s-cloud-detected"
+	CodeCloudDefault      core.Code = "k8s-cloud-lb-default"
+	CodeCloudAWSIPTargets core.Code = "k8s-aws-ip-targets-no-preservation"
+	CodeCloudAWSPreserves core.Code = "k8s-aws-lbc-preserves-client-ip"
+	CodeCloudAWSCLB       core.Code = "k8s-aws-clb-proxies"
+	CodeOfferAWSClientIP  core.Code = "k8s-offer-aws-client-ip-off"
+	CodeOfferHostname     core.Code = "k8s-offer-hostname-status"
+	CodeOfferOCIIPMode    core.Code = "k8s-offer-oci-ingress-ip-mode"
+	CodeHostnameNeedsName core.Code = "k8s-hostname-needs-dns-name"
+	CodeAWSLegacyNoKnob   core.Code = "k8s-aws-ccm-nlb-no-preservation-knob"
+	CodeAWSClientIPUDP    core.Code = "k8s-aws-udp-always-preserves"
+)
+
+var (
+	ruleCloudDetected = core.Rule{Code: CodeCloudDetected,
+		Summary: "The cloud was recognised from the Service's loadBalancerClass, a cloud-specific annotation, or every Node's spec.providerID; its row of the fact table applies.",
+		Source:  srcClouds}
+	ruleCloudDefault = core.Rule{Code: CodeCloudDefault,
+		Summary: "The cloud's documented default: its load balancer either replaces the client's address (a proxy) or passes it through.",
+		Source:  srcClouds}
+	ruleCloudAWSIPTargets = core.Rule{Code: CodeCloudAWSIPTargets,
+		Summary: "An AWS Load Balancer Controller NLB with IP targets over TCP does not preserve the client IP by default: the backend sees the NLB's private address, so replies return through it.",
+		Source:  srcAWSLBC}
+	ruleCloudAWSPreserves = core.Rule{Code: CodeCloudAWSPreserves,
+		Summary: "An AWS Load Balancer Controller NLB with instance targets (or UDP) preserves the client IP by default; a client on the target the NLB picks fails (no hairpinning).",
+		Source:  srcAWSLBC + "; " + srcAWSHairpin}
+	ruleCloudAWSCLB = core.Rule{Code: CodeCloudAWSCLB,
+		Summary: "The AWS cloud-controller-manager's default Classic Load Balancer is a proxy: the node sees the CLB's address.",
+		Source:  srcAWSCLB}
+	ruleOfferAWSClientIP = core.Rule{Code: CodeOfferAWSClientIP,
+		Summary: "Set the AWS Load Balancer Controller's target-group attribute preserve_client_ip.enabled=false: the NLB's address becomes the source and replies return through it; the client address is lost unless proxy_protocol_v2.enabled=true and the backends read the header.",
+		Source:  srcAWSLBC + "; " + srcAWSHairpin}
+	ruleOfferHostname = core.Rule{Code: CodeOfferHostname,
+		Summary: "The cloud's hostname annotation makes its CCM publish a hostname instead of the IP, so no node intercepts the address and in-cluster traffic reaches the load balancer (and its PROXY header).",
+		Source:  srcAlibaba + "; " + srcDO + "; " + srcScaleway + "; " + srcHetznerDocs + "; " + srcOpenStackDocs}
+	ruleOfferOCIIPMode = core.Rule{Code: CodeOfferOCIIPMode,
+		Summary: "Oracle OKE's oci.oraclecloud.com/ingress-ip-mode: \"proxy\" makes the CCM publish ipMode Proxy, so in-cluster traffic goes through the load balancer (Kubernetes 1.30 or later).",
+		Source:  srcOracle}
+	ruleHostnameNeedsName = core.Rule{Code: CodeHostnameNeedsName,
+		Summary: "The hostname annotation needs a DNS name that resolves to the load balancer; none is known (external-dns.alpha.kubernetes.io/hostname names one).",
+		Source:  srcAlibaba + "; " + srcDO}
+	ruleAWSLegacyNoKnob = core.Rule{Code: CodeAWSLegacyNoKnob,
+		Summary: "The AWS cloud-controller-manager's NLB turns client IP preservation on and has no annotation to turn it off; the AWS Load Balancer Controller does (a new load balancer).",
+		Source:  "kubernetes/cloud-provider-aws#1160; " + srcAWSLBC}
+	ruleAWSClientIPUDP = core.Rule{Code: CodeAWSClientIPUDP,
+		Summary: "Client IP preservation cannot be turned off for UDP target groups.",
+		Source:  srcAWSTG}
+)
+
+func cloudRules() []core.Rule {
+	return []core.Rule{ruleCloudDetected, ruleCloudDefault, ruleCloudAWSIPTargets, ruleCloudAWSPreserves, ruleCloudAWSCLB,
+		ruleOfferAWSClientIP, ruleOfferHostname, ruleOfferOCIIPMode, ruleHostnameNeedsName, ruleAWSLegacyNoKnob,
+		ruleAWSClientIPUDP}
+}
+
+// awsLBCAnnotations reports annotations only the AWS Load Balancer Controller reads: with
+// them and no type, which controller made the load balancer is not known.
+func awsLBCAnnotations(svc *corev1.Service) bool {
+	for _, k := range [...]string{"service.beta.kubernetes.io/aws-load-balancer-scheme", annAWSNLBTargetType, annAWSTargetGroupAttrs} {
+		if _, ok := svc.Annotations[k]; ok {
+			return true
+		}
+	}
+	return false
+}
