@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/core"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v0.1.0".
@@ -134,8 +136,8 @@ func newVersionCommand(stdout io.Writer) *cobra.Command {
 	}
 }
 
-// versionString is the -X main.version value, else the module version Go recorded, with the
-// VCS revision when the build recorded one.
+// versionString is the -X main.version value, else the module version Go recorded, else
+// core.Version marked -devel, with the VCS revision when the build recorded one.
 func versionString() string {
 	v := version
 	var rev string
@@ -154,7 +156,8 @@ func versionString() string {
 		}
 	}
 	if v == "" {
-		v = "devel"
+		// Built from a checkout: the release in the source, marked as not a release build.
+		v = "v" + core.Version + "-devel"
 	}
 	s := "loopguard " + v + " (" + runtime.Version()
 	if rev != "" {
