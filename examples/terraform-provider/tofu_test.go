@@ -880,7 +880,8 @@ func TestTofuKubernetes(t *testing.T) {
 	c := s.Client()
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "transcoder", Namespace: ns, Annotations: map[string]string{
-			"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/lb-source-nat": "false"}},
+			// backend-expects: none, or the cloud's Proxy stands (providers/kubernetes PlanStatus).
+			"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/lb-source-nat": "false", "loopguard.io/backend-expects": "none"}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "transcoder"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
 	}
@@ -931,7 +932,7 @@ resource "loopguard_loopback_protection" "transcoder" {
 		t.Fatalf("plan: want no changes and the ipMode for the cloud-controller-manager as a warning\n%s", out)
 	}
 	got, err := c.CoreV1().Services(ns).Get(ctx, "transcoder", metav1.GetOptions{})
-	if err != nil || *got.Status.LoadBalancer.Ingress[0].IPMode != proxy || len(got.Annotations) != 2 {
+	if err != nil || *got.Status.LoadBalancer.Ingress[0].IPMode != proxy || len(got.Annotations) != 3 {
 		t.Fatalf("the provider wrote to a Service it does not own the status of: %v %v", got, err)
 	}
 	w.ok("destroy", "-auto-approve", "-input=false")
