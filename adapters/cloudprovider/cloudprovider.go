@@ -478,13 +478,8 @@ func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerI
 		if before == string(*in.IPMode) {
 			continue
 		}
-		code := core.Code("")
-		for _, ch := range forStatus {
-			if strings.Contains(ch.Field, "ip="+in.IP+"]") || len(forStatus) == 1 {
-				code = ch.Reason.Code
-			}
-		}
-		if code == "" {
+		ch := kubernetes.StatusChangeFor(forStatus, in.IP)
+		if ch == nil {
 			// Not loopguard's change: the cloud's value, or VIP made explicit.
 			log.Debug("published the cloud's ipMode", "ip", in.IP, "ipMode", string(*in.IPMode))
 			if out != nil && out.Plan != nil {
@@ -497,8 +492,8 @@ func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerI
 			continue
 		}
 		changesTotal.WithLabelValues(opEnsure, string(core.WriterStatus)).Inc()
-		log.Info("published ipMode", "ip", in.IP, "from", before, "to", string(*in.IPMode), "remedy", string(out.Plan.Decision.Remedy), "reason", string(code))
-		c.event(svc, corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s, %s)", in.IP, before, *in.IPMode, out.Plan.Decision.Remedy, code))
+		log.Info("published ipMode", "ip", in.IP, "from", before, "to", string(*in.IPMode), "remedy", string(out.Plan.Decision.Remedy), "reason", string(ch.Reason.Code))
+		c.event(svc, corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s, %s)", in.IP, before, *in.IPMode, out.Plan.Decision.Remedy, ch.Reason.Code))
 	}
 }
 

@@ -42,18 +42,7 @@ cluster could not be read, an object could not be translated, or the command lin
 				*code = exitInput
 				return err
 			}
-			cfg, where, err := l.connect(stderr)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			set, err := l.gather(cmd.Context(), cfg, where)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			rep := newReport()
-			in, err := o.prepare(set, rep)
+			_, in, rep, err := l.load(cmd.Context(), o, stderr)
 			if err != nil {
 				*code = exitInput
 				return err
@@ -186,18 +175,7 @@ computed, a write failed, or what was written is not visible yet (apply again la
 				return err
 			}
 			ctx := cmd.Context()
-			cfg, where, err := l.connect(stderr)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			set, err := l.gather(ctx, cfg, where)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			rep := newReport()
-			in, err := o.prepare(set, rep)
+			cfg, in, rep, err := l.load(ctx, o, stderr)
 			if err != nil {
 				*code = exitInput
 				return err

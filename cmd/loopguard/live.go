@@ -115,6 +115,25 @@ func noClusterMessage(explicit string) string {
 		"without a cluster, 'loopguard assess -f FOLDER' and 'loopguard plan -f FOLDER' read manifests, and 'loopguard demo' shows the whole job."
 }
 
+// load connects to the cluster, gathers its objects and prepares them as assess prepares
+// files: what scan, apply and verify start from. Every error is an input error.
+func (l *liveOptions) load(ctx context.Context, o *assessOptions, stderr io.Writer) (*rest.Config, *inputs, *Report, error) {
+	cfg, where, err := l.connect(stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set, err := l.gather(ctx, cfg, where)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rep := newReport()
+	in, err := o.prepare(set, rep)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, in, rep, nil
+}
+
 // gather reads the cluster into the same Set manifests are read into, each object located at
 // "context NAME", so the rest of the pipeline (profile, dialect detection, evaluation, report)
 // is assess's.

@@ -116,18 +116,7 @@ pulled) or a Service has no address to probe.`,
 			// their own once this one is cancelled.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			cfg, where, err := l.connect(stderr)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			set, err := l.gather(ctx, cfg, where)
-			if err != nil {
-				*code = exitInput
-				return err
-			}
-			rep := newReport()
-			in, err := o.prepare(set, rep)
+			cfg, in, _, err := l.load(ctx, o, stderr)
 			if err != nil {
 				*code = exitInput
 				return err

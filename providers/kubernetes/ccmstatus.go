@@ -57,11 +57,9 @@ func PublishStatus(inner *corev1.LoadBalancerStatus, changes []core.Change, stor
 		if in.IP == "" {
 			continue
 		}
-		for _, ch := range changes {
-			if ip, mode, ok := ipModeEdit(&ch); ok && sameIP(ip, in.IP) {
-				m := mode
-				in.IPMode = &m
-			}
+		if ch := StatusChangeFor(changes, in.IP); ch != nil {
+			m := corev1.LoadBalancerIPMode(ch.To)
+			in.IPMode = &m
 		}
 		if in.IPMode == nil {
 			vip := corev1.LoadBalancerIPModeVIP
@@ -69,6 +67,19 @@ func PublishStatus(inner *corev1.LoadBalancerStatus, changes []core.Change, stor
 		}
 	}
 	return out
+}
+
+// StatusChangeFor returns the last of changes (PlanStatus's) that sets the ipMode of the entry
+// with this ip, compared as the API server's legacy parser reads addresses; nil when none does.
+// Its To is the ipMode it sets.
+func StatusChangeFor(changes []core.Change, ip string) *core.Change {
+	var found *core.Change
+	for i := range changes {
+		if at, mode, ok := ipModeEdit(&changes[i]); ok && sameIP(at, ip) && string(mode) == changes[i].To {
+			found = &changes[i]
+		}
+	}
+	return found
 }
 
 // ipModeEdit reads a change PlanStatus made: the ip of its entry and the ipMode it sets.
