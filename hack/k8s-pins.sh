@@ -18,6 +18,11 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 LOG_NAME=k8s-pins
 # shellcheck source=hack/lib/binary-cache.sh
 source hack/lib/binary-cache.sh
+# The root go.mod holds the floor of the support window, so a host on it does not move.
+K8S_FLOOR="${K8S_FLOOR:-v0.35.0}"
+floor="$(GOWORK=off go list -m -f '{{.Version}}' k8s.io/api)"
+[[ "$floor" == "$K8S_FLOOR" ]] || die "the root go.mod has k8s.io/api $floor, but the support window's floor is $K8S_FLOOR (README, Compatibility)"
+# The rest checks what loopguard's own builds use: hack/newest's workspace (GOWORK).
 release="v$K8S_RELEASE"
 api="v0.${K8S_RELEASE#*.}" # the staging modules' tag: v1.37.2 -> v0.37.2
 have="$(go list -m -f '{{.Version}}' k8s.io/api)"

@@ -19,11 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
@@ -71,7 +71,7 @@ type Controller struct {
 	client  client.Client
 	kube    kubernetes.Interface
 	writer  *kube.Writer
-	events  recorder.EventRecorder
+	events  events.EventRecorder
 	log     hclog.Logger
 	metrics *metrics
 

@@ -14,13 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
@@ -47,7 +47,7 @@ type GatewayController struct {
 	// remedy the Reconciler applied to the same Gateway under that manager, and the next
 	// remedy apply would take back the annotation.
 	verdicts *kube.Writer
-	events   recorder.EventRecorder
+	events   events.EventRecorder
 	log      hclog.Logger
 }
 
