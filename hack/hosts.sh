@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# hack/hosts.sh: proves that a host on any supported Kubernetes minor can add loopguard without
+# moving its own Kubernetes modules, and that the decorator and the controller work there.
+#
+# hack/hosts/ holds three hosts, each as a module with one go.mod per supported minor
+# (go.mod is the newest minor, go.<minor>.mod the older ones, read with go's -modfile):
+#   ccm         a cloud-controller-manager fork (k8s.io/cloud-provider's sample main) that wraps
+#               its cloud with adapters/cloudprovider;
+#   sdk         a platform SDK on client-go that imports core, every provider, adapters/kube and
+#               adapters/terraform;
+#   controller  an operator on controller-runtime that registers adapters/controller.
+# host.go is the host before loopguard, loopguard.go what adding loopguard means.
+#
+# For each host and minor, from scratch in a throwaway folder:
+#   1. the host without loopguard: `go mod init`, the minor's pins (the .0 patch of 1.35 and
+#      1.36, the strictest case; on 1.37 the patch make test builds), `go mod tidy`;
+#   2. loopguard added (require + replace to this checkout), `go mod tidy`;
+#   3. every k8s.io/* and sigs.k8s.io/* module of (1) must be at the same version in (2), the
+#      go directive must stay `go 1.26.0` with no toolchain line, and the result must equal the
+#      committed go.mod of that minor (hack/hosts.sh --update rewrites them);
+#   4. it builds and vets; on the oldest minor, loopguard's own tests of what the host embeds
+#      then run inside the host's build list against kube-apiserver 1.35
+#      (K8S_VERSION=1.35.4 hack/envtest-assets.sh): adapters/cloudprovider (the decorator, with
+#      the upstream service controller's suite wrapped) in the ccm host, adapters/kube in the
+#      sdk host, adapters/controller in the controller host. make test runs the same tests on
+#      the newest release; 1.36 builds (compiling a third Kubernetes release's tests would cost
+#      CI minutes its cold-run budget does not have).
+#
+# It prints one line per host and minor, e.g.
+#   hosts: ccm on Kubernetes 1.35 (k8s.io v0.35.0): 133 -> 171 modules, no k8s.io/sigs.k8s.io version moved, go 1.26.0 kept; tests ok
+#
+# Environment: KUBEBUILDER_ASSETS_1_35 (default: built or found by hack/envtest-assets.sh), HOSTS_MINORS (default "1.35 1.36 1.37"), HOSTS_KINDS (default
+# "ccm sdk controller"), HOSTS_TESTS=0 to only check and build.
+set -euo pipefail
+
+main() {
+	ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+	LOG_NAME=hosts
+	# shellcheck source=hack/lib/binary-cache.sh
+	source "$ROOT/hack/lib/binary-cache.sh"
+	export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod LC_ALL=C
+	GO="${GO:-go}"
+	UPDATE=0
+	[[ "${1:-}" == "--update" ]] && UPDATE=1
+
+	local minors kinds
+	read -r -a minors <<<"${HOSTS_MINORS:-1.35 1.36 1.37}"
+	read -r -a kinds <<<"${HOSTS_KINDS:-ccm sdk controller}"
+	OLDEST=1.35 NEWEST=1.37
+
+	WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-hosts.XXXXXX")"
+	trap 'rm -rf "$WORK"' EXIT
+
+	local failed=0 minor kind
+	for minor in "${minors[@]}"; do
+		for kind in "${kinds[@]}"; do
+			check "$kind" "$minor" || failed=1
+		done
+	done
+	((failed == 0)) || die "a host moved, failed to build or failed its tests (above)"
+}
+
+# pins KIND MINOR: the modules a host of that kind names in its go.mod before loopguard.
+pins() {
+	local kind="$1" minor="$2" k8s="v0.${2#1.}.0" cr
+	# controller-runtime's release for each Kubernetes minor (its README's compatibility table).
+	# The newest minor is pinned at the patch make test builds (hack/newest): its packages are
+	# then already compiled, and the .0 patch is the stricter case the older minors cover.
+	case "$minor" in
+	1.35) cr=v0.23.0 ;;
+	1.36) cr=v0.24.0 ;;
+	1.37) cr=v0.25.3 k8s=v0.37.2 ;;
+	*) die "no pins for Kubernetes $minor" ;;
+	esac
+	case "$kind" in
+	ccm) echo "k8s.io/cloud-provider@$k8s k8s.io/apimachinery@$k8s k8s.io/component-base@$k8s k8s.io/client-go@$k8s k8s.io/api@$k8s" ;;
+	sdk) echo "k8s.io/client-go@$k8s k8s.io/apimachinery@$k8s k8s.io/api@$k8s" ;;
+	controller) echo "sigs.k8s.io/controller-runtime@$cr k8s.io/client-go@$k8s k8s.io/apimachinery@$k8s k8s.io/api@$k8s" ;;
+	*) die "unknown host $kind" ;;
+	esac
+}
+
+# assets MINOR: the KUBEBUILDER_ASSETS folder a minor's tests run against.
+assets() {
+	case "$1" in
+	1.35) echo "${KUBEBUILDER_ASSETS_1_35:-$(K8S_VERSION=1.35.4 "$ROOT/hack/envtest-assets.sh")}" ;;
+	*) die "no kube-apiserver chosen for Kubernetes $1" ;;
+	esac
+}
+
+# kube_versions: "path version" of every k8s.io/* and sigs.k8s.io/* module in the build list.
+kube_versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | grep -E '^(k8s\.io|sigs\.k8s\.io)/' | sort; }
+
+check() {
+	local kind="$1" minor="$2" src="$ROOT/hack/hosts/$1" dir="$WORK/$1-$2" modfile
+	modfile="go.$minor.mod"
+	[[ "$minor" == "$NEWEST" ]] && modfile=go.mod
+	mkdir -p "$dir"
+	cp "$src/host.go" "$dir/"
+	(
+		cd "$dir"
+		# 1. The host before loopguard.
+		"$GO" mod init "loopguard.invalid/hosts/$kind" >/dev/null 2>&1
+		"$GO" mod edit -go=1.26.0 -toolchain=none
+		# shellcheck disable=SC2046
+		"$GO" get $(pins "$kind" "$minor") >/dev/null 2>&1 || { "$GO" get $(pins "$kind" "$minor"); exit 1; }
+		"$GO" mod tidy
+		kube_versions >before.txt
+		local before_n
+		before_n="$("$GO" list -m all | wc -l)"
+
+		# 2. loopguard added.
+		cp "$src/loopguard.go" .
+		"$GO" mod edit -require=github.com/loopguard/loopguard@v0.0.0 -replace=github.com/loopguard/loopguard="$ROOT"
+		"$GO" mod tidy
+		kube_versions >after.txt
+		local after_n moved added directive
+		after_n="$("$GO" list -m all | wc -l)"
+
+		# 3. Nothing of the host's moved; the go directive stayed.
+		moved="$(join before.txt after.txt | awk '$2 != $3 { printf "  %s: %s -> %s\n", $1, $2, $3 }')"
+		added="$(join -v2 before.txt after.txt | awk '{ printf " %s@%s", $1, $2 }')"
+		directive="$("$GO" mod edit -json | awk -F'"' '/"Go":/ { print $4 } /"Toolchain":/ { print "toolchain " $4 }' | tr '\n' ' ')"
+		if [[ -n "$moved" ]]; then
+			log "$kind on Kubernetes $minor: adding loopguard moved the host's modules:"
+			printf '%s\n' "$moved" >&2
+			exit 1
+		fi
+		[[ "$directive" == "1.26.0 " ]] || { log "$kind on Kubernetes $minor: go directive is now '$directive', want 1.26.0 and no toolchain line"; exit 1; }
+		# The committed host is exactly this one (with the replace relative to its folder).
+		"$GO" mod edit -replace=github.com/loopguard/loopguard=../../..
+		if ((UPDATE)); then
+			cp go.mod "$src/$modfile"
+			cp go.sum "$src/${modfile%.mod}.sum"
+		elif ! diff -u "$src/$modfile" go.mod >&2; then
+			log "$kind on Kubernetes $minor: hack/hosts/$kind/$modfile is not what a fresh host gets (above); run hack/hosts.sh --update"
+			exit 1
+		fi
+		"$GO" mod edit -replace=github.com/loopguard/loopguard="$ROOT"
+
+		# 4. It builds, and loopguard's tests of what it embeds pass in its build list.
+		"$GO" build ./... && "$GO" vet ./...
+		local tests="tests skipped (HOSTS_TESTS=0)"
+		if [[ "${HOSTS_TESTS:-1}" != 0 && "$minor" == "$OLDEST" ]]; then
+			local pkg
+			case "$kind" in
+			ccm) pkg=github.com/loopguard/loopguard/adapters/cloudprovider/... ;;
+			sdk) pkg=github.com/loopguard/loopguard/adapters/kube ;;
+			controller) pkg=github.com/loopguard/loopguard/adapters/controller ;;
+			esac
+			local kba
+			kba="$(assets "$minor")"
+			KUBEBUILDER_ASSETS="$kba" "$GO" test -count=1 "$pkg" >test.log 2>&1 || { cat test.log >&2; log "$kind on Kubernetes $minor: $pkg failed in the host's build list"; exit 1; }
+			grep -q -- '--- SKIP\|no test files' test.log && { cat test.log >&2; }
+			tests="$pkg ok against kube-apiserver $(basename "$kba" | cut -d- -f2)"
+		elif [[ "$minor" == "$NEWEST" ]]; then
+			tests="tests run by make test on the newest release"
+		elif [[ "$minor" != "$OLDEST" ]]; then
+			tests="built (tests run on the oldest and the newest minor)"
+		fi
+		log "$kind on Kubernetes $minor (pins $(pins "$kind" "$minor" | tr ' ' ',')): $before_n -> $after_n modules, no k8s.io/sigs.k8s.io version moved, go 1.26.0 kept; added:${added:- none}; $tests"
+	)
+}
+
+main "$@"
