@@ -38,11 +38,17 @@ var awsCases = []awsCase{
 			"service.beta.kubernetes.io/aws-load-balancer-target-group-attributes": "preserve_client_ip.enabled=true"}},
 }
 
-// TestRealKubeProxyAWS: for each AWS shape, the dialect's facts (does the NLB keep the
-// client's address; does any node intercept a hostname status) must predict what the real
-// kube-proxy and kernel do to a client on the node the NLB lands on: the loop when the
-// address is kept, a working connection when the NLB replaces it.
-func TestRealKubeProxyAWS(t *testing.T) {
+// TestRealKubeProxyAWS (kube-proxy in iptables mode) and TestRealKubeProxyAWSNFTables: for
+// each AWS shape, the dialect's facts (does the NLB keep the client's address; does any node
+// intercept a hostname status) must predict what the real kube-proxy and kernel do to a client
+// on the node the NLB lands on: the loop when the address is kept, a working connection when
+// the NLB replaces it. The mode matters because the NodePort path of instance targets goes
+// through each mode's own rules (KUBE-NODEPORTS, or the nft nodeport map) and its masquerade.
+func TestRealKubeProxyAWS(t *testing.T) { testRealKubeProxyAWS(t, proxylab.ModeIPTables) }
+
+func TestRealKubeProxyAWSNFTables(t *testing.T) { testRealKubeProxyAWS(t, proxylab.ModeNFTables) }
+
+func testRealKubeProxyAWS(t *testing.T, mode proxylab.Mode) {
 	kp, _, err := proxylab.KubeProxyBinary(proxylab.EnvKubeProxy)
 	if err == nil {
 		err = proxylab.Available()
@@ -50,8 +56,9 @@ func TestRealKubeProxyAWS(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	coreMode := map[proxylab.Mode]core.ProxyMode{proxylab.ModeIPTables: core.ProxyModeIPTables, proxylab.ModeNFTables: core.ProxyModeNFTables}[mode]
 	d := kubernetes.NewDialect(nil)
-	c, err := core.NewCluster(core.ClusterProfile{ProxyMode: core.ProxyModeIPTables, KubeProxyVersion: "v1.37.2", KubernetesVersion: "v1.37.2"})
+	c, err := core.NewCluster(core.ClusterProfile{ProxyMode: coreMode, KubeProxyVersion: "v1.37.2", KubernetesVersion: "v1.37.2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +97,7 @@ func TestRealKubeProxyAWS(t *testing.T) {
 			} else {
 				net.LB.Backend, net.LB.TargetNode = netlab.BackendNodePort, lbPicksClientNode.backendNode()
 			}
-			res, err := proxylab.Run(t.Context(), proxylab.Scenario{KubeProxy: kp, Mode: proxylab.ModeIPTables,
+			res, err := proxylab.Run(t.Context(), proxylab.Scenario{KubeProxy: kp, Mode: mode,
 				Hostname: "k8s-shop-web.elb.us-east-1.amazonaws.com", Net: net})
 			if err != nil {
 				t.Fatalf("harness: %v", err)
