@@ -42,6 +42,16 @@ func TestCloudExamples(t *testing.T) {
 			"web":         {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the hetzner cloud-controller-manager to v1.21.0"},
 			"web-current": {risk: "none", symptom: "none", remedy: "none"},
 		},
+		"openstack": {
+			"web-named": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `loadbalancer.openstack.org/hostname"]: "web.example.com"`},
+			"web":       {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the openstack cloud-controller-manager to v1.30.0"},
+		},
+		"exoscale": {"web": {risk: "none", symptom: "none", remedy: "none"}},
+		"baremetal": {
+			"metallb":  {risk: "none", symptom: "none", remedy: "none"},
+			"kube-vip": {risk: "none", symptom: "none", remedy: "none"},
+			"cilium":   {risk: "none", symptom: "none", remedy: "none"},
+		},
 		"azure": {
 			"internal":                {risk: "none", symptom: "none", remedy: "none"},
 			"external-no-floating-ip": {risk: "none", symptom: "none", remedy: "none"},
@@ -111,6 +121,8 @@ func TestCloudExamplesPlan(t *testing.T) {
 		"digitalocean": {"web-named": {"cluster", "web.example.com"}, "web": {"user", "a DNS name"}},
 		"linode":       {"web": {"cluster", "true"}},
 		"hetzner":      {"web": {"user", "upgrade the hetzner cloud-controller-manager"}},
+		"openstack":    {"web-named": {"cluster", "web.example.com"}, "web": {"user", "upgrade the openstack cloud-controller-manager"}},
+		"baremetal":    {},
 		"scaleway":     {"web": {"cluster", "true"}},
 		"oracle":       {"web": {"cluster", "proxy"}},
 	} {

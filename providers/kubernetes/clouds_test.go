@@ -94,9 +94,13 @@ func TestCloudDetection(t *testing.T) {
 }
 
 // TestCloudRows: each row of docs/sources.md#clouds as a scenario, through the dialect and
-// Decide.
+// Decide, then through the Reconciler with the provider the CLI plans with
+// (NewCloudFixProvider): a cloud's fix is planned as changes, nothing is planned where there
+// is nothing to do, and a remedy only the cloud-controller-manager can carry out is
+// unsupported there, not planned by hand.
 func TestCloudRows(t *testing.T) {
 	d := NewDialect(nil)
+	r := core.NewReconciler(NewCloudFixProvider(nil), core.WithClusterWriter(drivertest.NewCluster()))
 	lbcInstance := map[string]string{annAWSType: "external", annAWSNLBTargetType: "instance", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	lbcIP := map[string]string{annAWSType: "external", annAWSNLBTargetType: "ip", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	for name, tc := range map[string]struct {
@@ -216,7 +220,34 @@ func TestCloudRows(t *testing.T) {
 			if !found {
 				t.Errorf("no %s in the decision or the exposure's reasons: %s %v", tc.code, dec.Reason.Code, res.Exposure.Reasons)
 			}
+			planRow(t, r, tc.svc, cloudCluster(t, tc.providerID), res)
 		})
+	}
+}
+
+// planRow plans one row through the Reconciler and checks the plan carries the decision.
+func planRow(t *testing.T, r *core.Reconciler, svc *corev1.Service, c *core.Cluster, res *core.Result) {
+	t.Helper()
+	dec := &res.Decision
+	plan, err := r.Plan(context.Background(), svc, c)
+	switch {
+	case errors.Is(err, core.ErrUnsupported):
+		// Only the status's owner (ipMode) or the user (DNS steering) could: not a cloud fix.
+		if dec.Remedy == core.RemedyNone || strings.Contains(dec.Action, "metadata.annotations") {
+			t.Errorf("plan: %v, for decision %s (%s)", err, dec.Remedy, dec.Action)
+		}
+		return
+	case err != nil:
+		t.Fatalf("plan: %v", err)
+	}
+	if plan.Decision.Remedy != dec.Remedy || plan.Decision.Action != dec.Action {
+		t.Errorf("plan's decision %s %q, evaluation's %s %q", plan.Decision.Remedy, plan.Decision.Action, dec.Remedy, dec.Action)
+	}
+	switch {
+	case dec.Remedy == core.RemedyNone && len(plan.Changes) != 0:
+		t.Errorf("nothing to do, but the plan has %v", plan.Changes)
+	case dec.Remedy != core.RemedyNone && len(plan.Changes) == 0:
+		t.Errorf("decision %s, but the plan has no change (%s)", dec.Remedy, dec.Action)
 	}
 }
 
