@@ -56,8 +56,11 @@ func TestCloudExamples(t *testing.T) {
 			"internal":                {risk: "none", symptom: "none", remedy: "none"},
 			"external-no-floating-ip": {risk: "none", symptom: "none", remedy: "none"},
 		},
-		"scaleway": {"web": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `scw-loadbalancer-use-hostname"]: "true"`}},
-		"oracle":   {"web": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `oci.oraclecloud.com/ingress-ip-mode"]: "proxy"`}},
+		"scaleway": {
+			"web":         {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `scw-loadbalancer-use-hostname"]: "true"`},
+			"web-keep-ip": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `scw-loadbalancer-ip-mode"]: "Proxy"`},
+		},
+		"oracle": {"web": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `oci.oraclecloud.com/ingress-ip-mode"]: "proxy"`}},
 		"gke": {
 			"api": {risk: "none", symptom: "none", remedy: "none"},
 			"web": {risk: "none", symptom: "none", remedy: "none"},
@@ -123,7 +126,7 @@ func TestCloudExamplesPlan(t *testing.T) {
 		"hetzner":      {"web": {"user", "upgrade the hetzner cloud-controller-manager"}},
 		"openstack":    {"web-named": {"cluster", "web.example.com"}, "web": {"user", "upgrade the openstack cloud-controller-manager"}},
 		"baremetal":    {},
-		"scaleway":     {"web": {"cluster", "true"}},
+		"scaleway":     {"web": {"cluster", "true"}, "web-keep-ip": {"cluster", "Proxy"}},
 		"oracle":       {"web": {"cluster", "proxy"}},
 	} {
 		t.Run(dir, func(t *testing.T) {

@@ -74,7 +74,11 @@ func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *data
 	if have := svc.Annotations[m.Annotation]; m.Annotation != "" && have != m.ProxyValue &&
 		!(det.row.Cloud == CloudOracle && strings.EqualFold(have, m.ProxyValue)) { // OKE lowercases it
 		o := throughLBOffer(e, st, dp)
-		o.Action = "set metadata.annotations[\"" + m.Annotation + "\"]: " + quote(m.ProxyValue) + " (the " + string(det.row.Cloud) + " cloud-controller-manager then publishes ipMode Proxy)"
+		ccm := "the " + string(det.row.Cloud) + " cloud-controller-manager"
+		if m.Since != "" {
+			ccm += " (" + m.Since + " or later)"
+		}
+		o.Action = "set metadata.annotations[\"" + m.Annotation + "\"]: " + quote(m.ProxyValue) + " (" + ccm + " then publishes ipMode Proxy)"
 		o.Reason = ruleOfferIPModeAnnotation.Because(string(det.row.Cloud) + ": the cloud-controller-manager publishes the ipMode " + m.Annotation + " names (" + m.Source + ")")
 		if det.row.Cloud == CloudOracle {
 			o.Reason = ruleOfferOCIIPMode.Reason()
