@@ -96,7 +96,7 @@ const (
 	srcOracle        = "Oracle OKE docs \"Specifying IPMode to adjust traffic routing\" (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
 	srcExoscale      = "exoscale/exoscale-cloud-controller-manager docs/service-loadbalancer.md (no statement found here about source NAT or hairpin: unknown)"
 	srcIBM           = "kubernetes/website service.md (Internal load balancer, IBM Cloud); no public statement found here about source NAT: unknown"
-	srcMetalLB       = "metallb.io concepts (MetalLB announces the address from the nodes; there is no load-balancer box, kube-proxy handles the traffic on the node)"
+	srcMetalLB       = "metallb.universe.tf concepts/layer2 (layer 2 does not implement a load balancer: one node holds the address and kube-proxy spreads the traffic from there)"
 	srcKubeVIP       = "kube-vip.io docs usage/cloud-provider (kube-vip announces Service addresses from the nodes; loadBalancerClass kube-vip.io/kube-vip-class)"
 	srcCilium        = "docs.cilium.io network/lb-ipam and bgp-control-plane (Cilium assigns and announces the address; its own service dataplane handles it on the node)"
 
