@@ -141,9 +141,12 @@ func Wrap(inner cloudprovider.Interface, p core.Provider, opts ...Option) cloudp
 		opt(&o)
 	}
 	o.log = o.log.Named("loopguard")
-	c := &cloud{Interface: inner, dialect: p.Dialect(), opts: &o}
+	// The host is the cloud-controller-manager: ipMode is its to publish whatever the
+	// upstream controller of this cloud does (kubernetes.StatusOwner).
+	hp := hostProvider{Provider: p, d: kubernetes.StatusOwner(p.Dialect())}
+	c := &cloud{Interface: inner, dialect: hp.d, opts: &o}
 	c.stores = kubernetes.StoresIPMode(o.profile.KubernetesVersion)
-	c.reconciler = core.NewReconciler(hostProvider{Provider: p}, core.WithPolicy(o.policy), core.WithLogger(o.log),
+	c.reconciler = core.NewReconciler(hp, core.WithPolicy(o.policy), core.WithLogger(o.log),
 		// A cloud-controller-manager writes the load balancer and returns the status; it
 		// never writes Kubernetes objects, and it has cloud-wide rights over load balancers
 		// that a tenant's annotation could otherwise point at.

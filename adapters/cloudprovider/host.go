@@ -12,7 +12,13 @@ import (
 // (kubernetes.PlanStatus). Publishing the status is what a CCM owns, whatever the cloud, so
 // through-lb (ipMode Proxy) and intercept-vip (VIP) are carried out here even for a provider
 // whose own driver plans only cloud or cluster changes.
-type hostProvider struct{ core.Provider }
+type hostProvider struct {
+	core.Provider
+	// d is the provider's dialect as the status's owner sees it (kubernetes.StatusOwner).
+	d core.Dialect
+}
+
+func (p hostProvider) Dialect() core.Dialect { return p.d }
 
 func (p hostProvider) Driver() (core.Driver, bool) {
 	drv, ok := p.Provider.Driver()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,26 +24,27 @@ type cloudFix struct {
 
 // cloudFixes lists the fixes of the cloud the exposure is on. They are carried out through the
 // cluster writer (server-side apply of one annotation), which the cloud's controller reads.
-func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane, det detection) []cloudFix {
+// ownsStatus is Options.OwnsStatus: a host that is the controller has no controller to upgrade.
+func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane, det detection, ownsStatus bool) []cloudFix {
 	if det.row == nil {
 		return nil
 	}
 	var out []cloudFix
 	needsLB := e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes
+	intercepted := e.Intercept == core.Yes && needsLB
 	switch det.row.Cloud {
 	case CloudAWS:
 		if e.LBSourceNAT == core.No && e.Intercept != core.Yes {
 			out = append(out, awsClientIPFix(svc, e))
 		}
-	case CloudOracle:
-		if e.Intercept == core.Yes && needsLB && len(st.ips()) > 0 {
-			o := throughLBOffer(e, st, dp)
-			o.Action = "set metadata.annotations[\"" + annOCIIngressIPMode + "\"]: \"proxy\" (the OKE cloud-controller-manager then publishes ipMode Proxy)"
-			o.Reason = ruleOfferOCIIPMode.Reason()
-			out = append(out, cloudFix{offer: o, edits: map[string]string{annOCIIngressIPMode: "proxy"}})
+	case CloudAlibaba:
+		if alibabaNLB(svc) && e.LBSourceNAT == core.No && e.Intercept != core.Yes {
+			out = append(out, alibabaClientIPFix(svc, e))
 		}
 	}
-	if h := det.row.HostnameAnnotation; h != "" && e.Intercept == core.Yes && needsLB {
+	// The hostname first: it needs no dataplane that honours ipMode Proxy, so a tie goes to it.
+	// A literal switch the user already set otherwise ("false") is their choice: not offered.
+	if h := det.row.HostnameAnnotation; h != "" && intercepted && !declined(svc, h, det.row.HostnameValue) {
 		value := det.row.HostnameValue
 		if value == "" {
 			value = firstName(svc.Annotations[annExternalDNS])
@@ -64,7 +66,124 @@ func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *data
 		}
 		out = append(out, f)
 	}
+	m := det.row.IPMode
+	if !intercepted || len(st.ips()) == 0 {
+		return out
+	}
+	// The annotation the controller reads for the ipMode (Oracle, Scaleway).
+	if have := svc.Annotations[m.Annotation]; m.Annotation != "" && have != m.ProxyValue &&
+		!(det.row.Cloud == CloudOracle && strings.EqualFold(have, m.ProxyValue)) { // OKE lowercases it
+		o := throughLBOffer(e, st, dp)
+		ccm := "the " + string(det.row.Cloud) + " cloud-controller-manager"
+		if m.Since != "" {
+			ccm += " (" + m.Since + " or later)"
+		}
+		o.Action = "set metadata.annotations[\"" + m.Annotation + "\"]: " + quote(m.ProxyValue) + " (" + ccm + " then publishes ipMode Proxy)"
+		o.Reason = ruleOfferIPModeAnnotation.Because(string(det.row.Cloud) + ": the cloud-controller-manager publishes the ipMode " + m.Annotation + " names (" + m.Source + ")")
+		if det.row.Cloud == CloudOracle {
+			o.Reason = ruleOfferOCIIPMode.Reason()
+		}
+		out = append(out, cloudFix{offer: o, edits: map[string]string{m.Annotation: m.ProxyValue}})
+	}
+	// A controller that publishes Proxy by itself with the PROXY protocol, yet this status
+	// has VIP: it is older than the release that began to (or was told otherwise).
+	if m.WithProxyProtocol && !ownsStatus && len(st.vips)+len(st.defaulted) > 0 && ccmProxyProtocolOn(det.row.Cloud, svc) &&
+		(m.Annotation == "" || svc.Annotations[m.Annotation] == "") {
+		o := throughLBOffer(e, st, dp)
+		o.Action = "upgrade the " + string(det.row.Cloud) + " cloud-controller-manager to " + m.Since +
+			" or later (it publishes ipMode Proxy by itself while the PROXY protocol is on; this status has VIP for " +
+			strings.Join(append(append([]string(nil), st.vips...), st.defaulted...), ", ") + ")"
+		o.Reason = ruleOfferCCMUpgrade.Because(string(det.row.Cloud) + ": the cloud-controller-manager publishes ipMode Proxy by itself while the PROXY protocol is on, since " +
+			m.Since + "; an older one publishes VIP (" + m.Source + ")")
+		out = append(out, cloudFix{offer: o})
+	}
 	return out
+}
+
+// declined reports a switch annotation (want is its "on" value) that the Service sets to
+// something else.
+func declined(svc *corev1.Service, key, want string) bool {
+	have, set := svc.Annotations[key]
+	return want != "" && set && have != want
+}
+
+// ccmIPModeLimits marks the generic "publish ipMode Proxy" offer unsupported on a cloud whose
+// controller's source was read and does not publish it for this Service: there only a fork
+// of the controller could, and the user runs the cloud's. The fixes the controller does read
+// are offered by cloudFixes.
+func ccmIPModeLimits(o *core.Offer, svc *corev1.Service, det detection) {
+	if det.row == nil || !det.row.IPMode.Read {
+		return
+	}
+	m := det.row.IPMode
+	var what string
+	switch {
+	case m.Annotation != "":
+		what = "publishes ipMode from " + m.Annotation + " (offered on its own)"
+	case m.WithProxyProtocol && ccmProxyProtocolOn(det.row.Cloud, svc):
+		what = "publishes ipMode Proxy by itself while the PROXY protocol is on, since " + m.Since + " (offered on its own as an upgrade)"
+	case m.WithProxyProtocol:
+		what = "publishes ipMode Proxy only while the PROXY protocol is on, which this Service does not turn on"
+	default:
+		what = "never publishes ipMode Proxy; only a fork of it could (loopguard's adapters/cloudprovider)"
+	}
+	o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
+		Reason: ruleCCMNoProxyIPMode.Because(string(det.row.Cloud) + ": the cloud-controller-manager " + what + " [" + m.Source + "]")})
+}
+
+// ccmProxyProtocolOn is the controller's own test for "the PROXY protocol is on", where it
+// publishes ipMode Proxy from it.
+func ccmProxyProtocolOn(c Cloud, svc *corev1.Service) bool {
+	ann := svc.Annotations
+	switch c {
+	case CloudHetzner:
+		on, err := strconv.ParseBool(ann[annHetznerProxyProtocol])
+		return err == nil && on
+	case CloudOpenStack:
+		switch ann[annOpenStackProxyProtocol] {
+		case "true", "v1", "v2":
+			return true
+		}
+	case CloudScaleway:
+		// Every port, by the v1 or the v2 annotation (scaleway/loadbalancers.go ipMode).
+		if len(svc.Spec.Ports) == 0 {
+			return false
+		}
+		for _, p := range svc.Spec.Ports {
+			if !scalewayPortOn(ann[annScalewayProxyV1], p.Port) && !scalewayPortOn(ann[annScalewayProxyV2], p.Port) &&
+				!scalewayPortOn(ann[annScalewaySendProxyV2], p.Port) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// alibabaNLB reports an ACK Service whose load balancer is an NLB (the class, or the type
+// annotation behind a feature gate: pkg/controller/helper/service_utils.go NeedNLB).
+func alibabaNLB(svc *corev1.Service) bool {
+	if c := svc.Spec.LoadBalancerClass; c != nil {
+		return *c == alibabaNLBClass
+	}
+	return svc.Annotations[annAlibabaLBType] == "nlb"
+}
+
+// alibabaClientIPFix turns client IP preservation off on an ACK NLB's server groups, which the
+// CCM updates in place (pkg/controller/service/nlbv2/server_groups.go).
+func alibabaClientIPFix(svc *corev1.Service, e *core.Exposure) cloudFix {
+	clientIP := core.ClientIPLost
+	if strings.EqualFold(svc.Annotations[annAlibabaProxyProto], "on") && e.Protocols&(core.UDP|core.SCTP) == 0 {
+		clientIP = core.ClientIPProxyProtocol
+	}
+	o := core.Offer{
+		Remedy: core.LBSourceNAT, Path: core.PathProxy,
+		Action: "set metadata.annotations[\"" + annAlibabaPreserveClient + "\"]: \"off\" (add " + annAlibabaProxyProto +
+			": \"on\" only if the backends read the PROXY header)",
+		Costs:  core.Costs{ClientIP: clientIP},
+		Reason: ruleOfferAlibabaClientIP.Reason(),
+	}
+	return cloudFix{offer: o, edits: map[string]string{annAlibabaPreserveClient: "off"}}
 }
 
 // awsClientIPFix turns client IP preservation off on an AWS Load Balancer Controller NLB.
@@ -134,7 +253,7 @@ func planCloudFix(d *Dialect, svc *corev1.Service, req *core.PlanRequest, p *cor
 		c, _ = core.NewCluster(core.ClusterProfile{})
 	}
 	st := statusOf(svc.Status.LoadBalancer.Ingress)
-	fixes := cloudFixes(svc, &tr.Exposure, &st, d.dataplane(&c.Profile), detectCloud(svc, c))
+	fixes := cloudFixes(svc, &tr.Exposure, &st, d.dataplane(&c.Profile), detectCloud(svc, c), d.opts.OwnsStatus)
 	dec := &p.Decision
 	for i := range fixes {
 		f := &fixes[i]

@@ -53,7 +53,29 @@ type CloudFacts struct {
 	// HostnameValue is the value HostnameAnnotation takes: "" means a DNS name that resolves
 	// to the load balancer (the user's), anything else is the literal value.
 	HostnameValue string
+	// IPMode is what the cloud's controller does with status.loadBalancer.ingress[].ipMode,
+	// read from its source; the zero value (not read) keeps the generic offer, which a CCM
+	// fork carries out.
+	IPMode CCMIPMode
 	// Source cites the public documentation or CCM source of the row.
+	Source string
+}
+
+// CCMIPMode is how a cloud's controller publishes ipMode, as its source shows. It decides
+// what loopguard offers when the backends need the load balancer and the nodes intercept its
+// address: publishing Proxy is the controller's to do, so on a cloud whose controller never
+// does, that offer is unsupported and the cloud's own knob (a hostname) is offered instead.
+type CCMIPMode struct {
+	// Read: the controller's source was read for this; when false nothing below is known.
+	Read bool
+	// WithProxyProtocol: the controller publishes Proxy by itself while the Service turns
+	// the PROXY protocol on (on every port, for Scaleway); Since is the first release that does.
+	WithProxyProtocol bool
+	Since             string
+	// Annotation, when set, is read by the controller for the ipMode; ProxyValue is the value
+	// that makes it publish Proxy.
+	Annotation, ProxyValue string
+	// Source cites the controller source read.
 	Source string
 }
 
@@ -63,20 +85,32 @@ const (
 	srcAWSLBC        = "kubernetes-sigs/aws-load-balancer-controller docs/guide/service/nlb.md and annotations.md (target type instance by default; IP targets: client IP preservation off for TCP/TLS, on for UDP); AWS ELB docs network/edit-target-group-attributes.html#client-ip-preservation (defaults: instance targets on; IP targets TCP/TLS off; UDP on, cannot be turned off)"
 	srcAWSCLB        = "AWS ELB docs classic/enable-proxy-protocol.html (a Classic Load Balancer opens its own connection to the instance; the client address only comes in the PROXY header); kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (the default type is a Classic ELB, status hostname)"
 	srcAWSHairpin    = "AWS ELB docs network/load-balancer-troubleshooting.html (with client IP preservation, requests from a target to its own internal NLB fail: no hairpinning); kubernetes/cloud-provider-aws#1160; aws-load-balancer-controller#4803"
-	srcGKE           = "GKE docs concepts/service-load-balancer (passthrough Network Load Balancers deliver packets with the client source address unchanged); the status carries the IP, which kube-proxy intercepts"
+	srcGKE           = "GKE docs concepts/service-load-balancer (a LoadBalancer Service gets a pass-through load balancer, internal or external); Google Cloud docs load-balancing/docs/passthrough-network-load-balancer (packets reach the backends with source and destination unchanged); the status carries the IP, which kube-proxy intercepts"
 	srcAzure         = "learn.microsoft.com azure/load-balancer/load-balancer-overview (a pass-through layer-4 load balancer: the source address is not changed); cloud-provider-azure publishes the frontend IP"
 	srcAlibaba       = "Alibaba Cloud ACK docs \"Considerations for configuring a LoadBalancer Service\" (layer-4 CLB listeners pass the client address; with PROXY protocol in-cluster access to the CLB IP fails: use service.beta.kubernetes.io/alibaba-cloud-loadbalancer-hostname); kubernetes/cloud-provider-alibaba-cloud docs/usage.md"
-	srcDO            = "DigitalOcean docs kubernetes/how-to/configure-load-balancers (PROXY protocol, do-loadbalancer-hostname: pods reach the LB through the hostname; the LB replaces the source); digitalocean/digitalocean-cloud-controller-manager docs/controllers/services/annotations.md"
-	srcLinode        = "Linode docs kubernetes/kubernetes-load-balancers-nodebalancers (a NodeBalancer proxies: the backend sees the NodeBalancer unless PROXY protocol is on); linode/linode-cloud-controller-manager README (annotations)"
-	srcScaleway      = "Scaleway docs kubernetes/api-cli/using-load-balancer-annotations (scw-loadbalancer-use-hostname; PROXY protocol for the client IP); scaleway/scaleway-cloud-controller-manager docs/loadbalancer-annotations.md"
+	srcDO            = "DigitalOcean blog \"Load Balancers now support Proxy Protocol\" (backends see requests as though they came from the load balancer); digitalocean/digitalocean-cloud-controller-manager docs/controllers/services/annotations.md (do-loadbalancer-enable-proxy-protocol; do-loadbalancer-hostname works around kube-proxy intercepting the LB address)"
+	srcLinode        = "Akamai techdocs \"Using Proxy Protocol with NodeBalancers\" (a NodeBalancer does not pass the client's information by default: the backend sees the NodeBalancer unless PROXY protocol is on); linode/linode-cloud-controller-manager docs/configuration/annotations.md"
+	srcScaleway      = "Scaleway docs \"Using Proxy Protocol v2 with a Scaleway Load Balancer\" (without it the backend sees only the load balancer's address); scaleway/scaleway-cloud-controller-manager scaleway/loadbalancers_annotations.go (scw-loadbalancer-use-hostname, the PROXY protocol annotations)"
 	srcHetznerDocs   = "hetznercloud/hcloud-cloud-controller-manager docs/reference/load_balancer_annotations.md (load-balancer.hetzner.cloud/hostname, uses-proxyprotocol); #727, #783 (ipMode Proxy with PROXY protocol)"
 	srcOpenStackDocs = "kubernetes/cloud-provider-openstack docs/openstack-cloud-controller-manager/expose-applications-using-loadbalancer-type-service.md (loadbalancer.openstack.org/hostname, proxy-protocol; amphora or OVN provider decides proxy or pass-through)"
 	srcOracle        = "Oracle OKE docs \"Specifying IPMode to adjust traffic routing\" (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
 	srcExoscale      = "exoscale/exoscale-cloud-controller-manager docs/service-loadbalancer.md (no statement found here about source NAT or hairpin: unknown)"
 	srcIBM           = "kubernetes/website service.md (Internal load balancer, IBM Cloud); no public statement found here about source NAT: unknown"
-	srcMetalLB       = "metallb.io concepts (MetalLB announces the address from the nodes; there is no load-balancer box, kube-proxy handles the traffic on the node)"
+	srcMetalLB       = "metallb.universe.tf concepts/layer2 (layer 2 does not implement a load balancer: one node holds the address and kube-proxy spreads the traffic from there)"
 	srcKubeVIP       = "kube-vip.io docs usage/cloud-provider (kube-vip announces Service addresses from the nodes; loadBalancerClass kube-vip.io/kube-vip-class)"
 	srcCilium        = "docs.cilium.io network/lb-ipam and bgp-control-plane (Cilium assigns and announces the address; its own service dataplane handles it on the node)"
+
+	// What each controller publishes in the status, read in its source (docs/sources.md#clouds).
+	srcCCMGKE       = "kubernetes/ingress-gce pkg/l4 (the GKE L4 controllers publish ipMode VIP); kubernetes/cloud-provider-gcp (no ipMode)"
+	srcCCMAzure     = "kubernetes-sigs/cloud-provider-azure pkg/provider/azure_loadbalancer.go (the frontend IP, no ipMode; floating IP on unless service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip, which sends to the NodePort instead)"
+	srcCCMAlibaba   = "kubernetes/cloud-provider-alibaba-cloud pkg/controller/service/clbv1/service_controller.go (CLB: the hostname annotation, else the IP; no ipMode) and nlbv2/nlb_controller.go updateServiceStatus (NLB: the NLB's DNS name)"
+	srcCCMDO        = "digitalocean/digitalocean-cloud-controller-manager cloud-controller-manager/do/loadbalancers.go EnsureLoadBalancer (do-loadbalancer-hostname, else the IPs; no ipMode)"
+	srcCCMLinode    = "linode/linode-cloud-controller-manager cloud/linode/loadbalancers.go makeLoadBalancerStatus (the NodeBalancer's hostname and IP in one entry, the hostname alone with linode-loadbalancer-hostname-only-ingress: \"true\"; no ipMode) and docs/configuration/loadbalancer.md (PROXY protocol \"for client IP preservation\")"
+	srcCCMScaleway  = "scaleway/scaleway-cloud-controller-manager scaleway/loadbalancers.go ipMode (Proxy when every port has the PROXY protocol, or from service.beta.kubernetes.io/scw-loadbalancer-ip-mode; since v0.33.0, #185)"
+	srcCCMHetzner   = "hetznercloud/hcloud-cloud-controller-manager hcloud/load_balancers.go buildLoadBalancerStatusIngress (ipMode Proxy while uses-proxyprotocol is on) and CHANGELOG.md v1.21.0 (#727, #783)"
+	srcCCMOpenStack = "kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go createLoadBalancerStatus (ipMode Proxy with the PROXY protocol, or the hostname <ip>.<ingress-hostname-suffix> when the cloud config sets enable-ingress-hostname; since v1.30.0, #2587)"
+	srcCCMOracle    = "oracle/oci-cloud-controller-manager pkg/cloudprovider/providers/oci/load_balancer_spec.go getIngressIpMode (oci.oraclecloud.com/ingress-ip-mode)"
+	srcCCMExoscale  = "exoscale/exoscale-cloud-controller-manager exoscale/loadbalancer.go (the NLB's IP, no ipMode) and docs/service-loadbalancer.md (externalTrafficPolicy: Local \"preserves the client source IP\")"
 )
 
 // cloudTable is THE fact table. Order matters only for detection: the first row whose marks
@@ -89,41 +123,52 @@ var cloudTable = []CloudFacts{
 	{Cloud: CloudGKE, ProviderIDPrefixes: []string{"gce://"},
 		Classes:            []string{"networking.gke.io/l4-regional-internal", "networking.gke.io/l4-regional-external"},
 		AnnotationPrefixes: []string{"networking.gke.io/", "cloud.google.com/"},
-		SourceNAT:          core.No, Source: srcGKE},
+		SourceNAT:          core.No, IPMode: CCMIPMode{Read: true, Source: srcCCMGKE}, Source: srcGKE},
 	{Cloud: CloudAzure, ProviderIDPrefixes: []string{"azure://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/azure-"},
-		SourceNAT:          core.No, Source: srcAzure},
+		SourceNAT:          core.No, IPMode: CCMIPMode{Read: true, Source: srcCCMAzure}, Source: srcAzure},
 	{Cloud: CloudAlibaba,
 		// ACK's providerID is "<region>.<instance>", with no scheme prefix to recognise.
+		Classes:            []string{alibabaNLBClass},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-", "service.beta.kubernetes.io/alibaba-cloud-nlb-"},
-		SourceNAT:          core.No,
-		HostnameAnnotation: "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-hostname", Source: srcAlibaba},
+		SourceNAT:          core.No, // the CLB; the NLB per preserve-client-ip: alibabaSourceNAT
+		HostnameAnnotation: "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-hostname",
+		IPMode:             CCMIPMode{Read: true, Source: srcCCMAlibaba}, Source: srcAlibaba},
 	{Cloud: CloudDigitalOcean, ProviderIDPrefixes: []string{"digitalocean://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/do-loadbalancer-", "kubernetes.digitalocean.com/"},
 		SourceNAT:          core.Yes,
-		HostnameAnnotation: "service.beta.kubernetes.io/do-loadbalancer-hostname", Source: srcDO},
+		HostnameAnnotation: "service.beta.kubernetes.io/do-loadbalancer-hostname",
+		IPMode:             CCMIPMode{Read: true, Source: srcCCMDO}, Source: srcDO},
 	{Cloud: CloudLinode, ProviderIDPrefixes: []string{"linode://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/linode-loadbalancer-"},
-		SourceNAT:          core.Yes, Source: srcLinode},
+		SourceNAT:          core.Yes,
+		HostnameAnnotation: annLinodeHostnameOnly, HostnameValue: "true",
+		IPMode: CCMIPMode{Read: true, Source: srcCCMLinode}, Source: srcLinode + "; " + srcCCMLinode},
 	{Cloud: CloudScaleway, ProviderIDPrefixes: []string{"scaleway://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/scw-loadbalancer-"},
 		SourceNAT:          core.Yes,
-		HostnameAnnotation: "service.beta.kubernetes.io/scw-loadbalancer-use-hostname", HostnameValue: "true", Source: srcScaleway},
+		HostnameAnnotation: "service.beta.kubernetes.io/scw-loadbalancer-use-hostname", HostnameValue: "true",
+		IPMode: CCMIPMode{Read: true, WithProxyProtocol: true, Since: "v0.33.0",
+			Annotation: "service.beta.kubernetes.io/scw-loadbalancer-ip-mode", ProxyValue: "Proxy", Source: srcCCMScaleway},
+		Source: srcScaleway},
 	{Cloud: CloudHetzner, ProviderIDPrefixes: []string{"hcloud://"},
 		AnnotationPrefixes: []string{"load-balancer.hetzner.cloud/"},
 		SourceNAT:          core.Unknown, // only with PROXY protocol (snat.go)
-		HostnameAnnotation: "load-balancer.hetzner.cloud/hostname", Source: srcHetznerDocs},
+		HostnameAnnotation: "load-balancer.hetzner.cloud/hostname",
+		IPMode:             CCMIPMode{Read: true, WithProxyProtocol: true, Since: "v1.21.0", Source: srcCCMHetzner}, Source: srcHetznerDocs},
 	{Cloud: CloudOpenStack, ProviderIDPrefixes: []string{"openstack://"},
 		AnnotationPrefixes: []string{"loadbalancer.openstack.org/", "service.beta.kubernetes.io/openstack-"},
 		SourceNAT:          core.Unknown, // amphora proxies, OVN passes through: the cloud's choice
-		HostnameAnnotation: "loadbalancer.openstack.org/hostname", Source: srcOpenStackDocs},
+		HostnameAnnotation: "loadbalancer.openstack.org/hostname",
+		IPMode:             CCMIPMode{Read: true, WithProxyProtocol: true, Since: "v1.30.0", Source: srcCCMOpenStack}, Source: srcOpenStackDocs},
 	{Cloud: CloudOracle, ProviderIDPrefixes: []string{"oci://", "ocid1."},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/oci-", "oci-network-load-balancer.oraclecloud.com/", "oci.oraclecloud.com/"},
 		SourceNAT:          core.Unknown, // LB or NLB, and the NLB's is-preserve-source: ociSourceNAT
+		IPMode:             CCMIPMode{Read: true, Annotation: annOCIIngressIPMode, ProxyValue: "proxy", Source: srcCCMOracle},
 		Source:             srcOracle},
 	{Cloud: CloudExoscale, ProviderIDPrefixes: []string{"exoscale://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/exoscale-loadbalancer-"},
-		SourceNAT:          core.Unknown, Source: srcExoscale},
+		SourceNAT:          core.No, IPMode: CCMIPMode{Read: true, Source: srcCCMExoscale}, Source: srcCCMExoscale},
 	{Cloud: CloudIBM, ProviderIDPrefixes: []string{"ibm://"},
 		AnnotationPrefixes: []string{"service.kubernetes.io/ibm-"},
 		SourceNAT:          core.Unknown, Source: srcIBM},
@@ -235,6 +280,11 @@ const (
 	annExternalDNS       = "external-dns.alpha.kubernetes.io/hostname"
 	annOCILBType         = "oci.oraclecloud.com/load-balancer-type"
 	awsLBCClass          = "service.k8s.aws/nlb"
+	// Alibaba's NLB: its class, the older type annotation, and its client IP preservation.
+	alibabaNLBClass          = "alibabacloud.com/nlb"
+	annAlibabaLBType         = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-type"
+	annAlibabaPreserveClient = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-preserve-client-ip"
+	annLinodeHostnameOnly    = "service.beta.kubernetes.io/linode-loadbalancer-hostname-only-ingress"
 )
 
 // awsFlavour says which AWS controller makes the load balancer and its target type.
@@ -295,6 +345,17 @@ func cloudSourceNAT(det detection, svc *corev1.Service, protos core.Protocols) [
 			return []snatFact{{nat: core.Yes, reason: ruleCloudAWSCLB.Because(f.what + " is a proxy: it opens its own connection to the node" + on)}}
 		}
 		return nil
+	case CloudAlibaba:
+		if !alibabaNLB(svc) {
+			break
+		}
+		switch v := svc.Annotations[annAlibabaPreserveClient]; {
+		case strings.EqualFold(v, "on"):
+			return []snatFact{{nat: core.No, reason: ruleAlibabaNLBPreserve.Because("Alibaba Cloud NLB: " + annAlibabaPreserveClient + ": " + quote(v) + on)}}
+		case strings.EqualFold(v, "off"):
+			return []snatFact{{nat: core.Yes, reason: ruleAlibabaNLBPreserve.Because("Alibaba Cloud NLB: " + annAlibabaPreserveClient + ": " + quote(v) + on)}}
+		}
+		return nil // no public source read here gives the NLB's default
 	case CloudOracle:
 		// The OCI load balancer (not the NLB) is a proxy.
 		if t := svc.Annotations[annOCILBType]; t == "" || t == "lb" {
@@ -343,6 +404,13 @@ const (
 	CodeHostnameNeedsName core.Code = "k8s-hostname-needs-dns-name"
 	CodeAWSLegacyNoKnob   core.Code = "k8s-aws-ccm-nlb-no-preservation-knob"
 	CodeAWSClientIPUDP    core.Code = "k8s-aws-udp-always-preserves"
+	// CodeCCMNoProxyIPMode: the cloud's controller does not publish ipMode Proxy for this
+	// Service, so the generic offer is unsupported there (CloudFacts.IPMode).
+	CodeCCMNoProxyIPMode      core.Code = "k8s-ccm-publishes-no-proxy-ipmode"
+	CodeOfferIPModeAnnotation core.Code = "k8s-offer-ccm-ipmode-annotation"
+	CodeOfferCCMUpgrade       core.Code = "k8s-offer-ccm-upgrade-ipmode"
+	CodeAlibabaNLBPreserve    core.Code = "k8s-alibaba-nlb-client-ip"
+	CodeOfferAlibabaClientIP  core.Code = "k8s-offer-alibaba-nlb-client-ip-off"
 )
 
 var (
@@ -379,12 +447,29 @@ var (
 	ruleAWSClientIPUDP = core.Rule{Code: CodeAWSClientIPUDP,
 		Summary: "Client IP preservation cannot be turned off for UDP target groups.",
 		Source:  srcAWSTG}
+
+	ruleCCMNoProxyIPMode = core.Rule{Code: CodeCCMNoProxyIPMode,
+		Summary: "The cloud's own cloud-controller-manager does not publish ipMode Proxy for this Service (its source says when it does, if ever), so publishing it takes a fork of the controller; the cloud's own knobs are offered instead.",
+		Source:  srcClouds + "; " + srcCCMDO + "; " + srcCCMLinode + "; " + srcCCMAlibaba + "; " + srcCCMGKE + "; " + srcCCMAzure + "; " + srcCCMExoscale}
+	ruleOfferIPModeAnnotation = core.Rule{Code: CodeOfferIPModeAnnotation,
+		Summary: "The cloud's controller reads an annotation for the ipMode: setting it to Proxy makes it publish ipMode Proxy, so in-cluster traffic goes through the load balancer (the dataplane must honour Proxy).",
+		Source:  srcCCMScaleway + "; " + srcCCMOracle}
+	ruleOfferCCMUpgrade = core.Rule{Code: CodeOfferCCMUpgrade,
+		Summary: "The cloud's controller publishes ipMode Proxy by itself while the PROXY protocol is on, since the release named; a status with VIP comes from an older one: upgrading it is the fix (the dataplane must honour Proxy).",
+		Source:  srcCCMHetzner + "; " + srcCCMOpenStack + "; " + srcCCMScaleway}
+	ruleAlibabaNLBPreserve = core.Rule{Code: CodeAlibabaNLBPreserve,
+		Summary: "An ACK NLB's server groups keep the client address only with alibaba-cloud-loadbalancer-preserve-client-ip: \"on\"; \"off\" makes the NLB's address the source. Without the annotation the default was not found in a public source: unknown.",
+		Source:  srcCCMAlibaba + "; kubernetes/cloud-provider-alibaba-cloud pkg/controller/service/nlbv2/server_groups.go (PreserveClientIpEnabled only from the annotation); Alibaba Cloud ACK documentation \"Configure NLB instances by using annotations\" (class alibabacloud.com/nlb, preserve-client-ip)"}
+	ruleOfferAlibabaClientIP = core.Rule{Code: CodeOfferAlibabaClientIP,
+		Summary: "Set alibaba-cloud-loadbalancer-preserve-client-ip: \"off\" on an ACK NLB: the NLB's address becomes the source and replies return through it; the client address is lost unless alibaba-cloud-loadbalancer-proxy-protocol: \"on\" and the backends read the header.",
+		Source:  "kubernetes/cloud-provider-alibaba-cloud pkg/controller/service/nlbv2/server_groups.go (PreserveClientIpEnabled updated in place); Alibaba Cloud ACK documentation \"Configure NLB instances by using annotations\""}
 )
 
 func cloudRules() []core.Rule {
 	return []core.Rule{ruleCloudDetected, ruleCloudDefault, ruleCloudAWSIPTargets, ruleCloudAWSPreserves, ruleCloudAWSCLB,
 		ruleOfferAWSClientIP, ruleOfferHostname, ruleOfferOCIIPMode, ruleHostnameNeedsName, ruleAWSLegacyNoKnob,
-		ruleAWSClientIPUDP}
+		ruleAWSClientIPUDP, ruleCCMNoProxyIPMode, ruleOfferIPModeAnnotation, ruleOfferCCMUpgrade, ruleAlibabaNLBPreserve,
+		ruleOfferAlibabaClientIP}
 }
 
 // awsLBCAnnotations reports annotations only the AWS Load Balancer Controller reads: with

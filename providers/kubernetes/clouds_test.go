@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +43,22 @@ func cloudCluster(t *testing.T, providerID string) *core.Cluster {
 var (
 	awsHost = corev1.LoadBalancerIngress{Hostname: "k8s-shop-x.elb.us-east-1.amazonaws.com"}
 	ipVIP   = corev1.LoadBalancerIngress{IP: "10.0.0.20"}
+	// linodeStatus is what the Linode controller publishes by default: hostname and IP in one
+	// entry (cloud/linode/loadbalancers.go makeLoadBalancerStatus).
+	linodeStatus = corev1.LoadBalancerIngress{Hostname: "10-0-0-20.ip.linodeusercontent.com", IP: "10.0.0.20"}
 )
+
+// alibabaNLBService is an intranet ACK NLB Service with the NLB's DNS name as its status
+// (nlbv2/nlb_controller.go updateServiceStatus).
+func alibabaNLBService(ann map[string]string) *corev1.Service {
+	all := map[string]string{"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
+	for k, v := range ann {
+		all[k] = v
+	}
+	s := cloudService("a", all, "TCP", corev1.LoadBalancerIngress{Hostname: "nlb-x.cn-hangzhou.nlb.aliyuncsslb.com"})
+	s.Spec.LoadBalancerClass = ptr(alibabaNLBClass)
+	return s
+}
 
 // TestCloudDetection: the cloud comes from the class, then the annotations, then every Node's
 // providerID; two clouds' marks say nothing.
@@ -78,9 +94,13 @@ func TestCloudDetection(t *testing.T) {
 }
 
 // TestCloudRows: each row of docs/sources.md#clouds as a scenario, through the dialect and
-// Decide.
+// Decide, then through the Reconciler with the provider the CLI plans with
+// (NewCloudFixProvider): a cloud's fix is planned as changes, nothing is planned where there
+// is nothing to do, and a remedy only the cloud-controller-manager can carry out is
+// unsupported there, not planned by hand.
 func TestCloudRows(t *testing.T) {
 	d := NewDialect(nil)
+	r := core.NewReconciler(NewCloudFixProvider(nil), core.WithClusterWriter(drivertest.NewCluster()))
 	lbcInstance := map[string]string{annAWSType: "external", annAWSNLBTargetType: "instance", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	lbcIP := map[string]string{annAWSType: "external", annAWSNLBTargetType: "ip", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	for name, tc := range map[string]struct {
@@ -118,6 +138,46 @@ func TestCloudRows(t *testing.T) {
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
 		"OpenStack PROXY protocol, older OCCM publishing VIP": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+		"GKE external passthrough": {svc: func() *corev1.Service {
+			s := cloudService("a", nil, "TCP", ipVIP)
+			s.Spec.LoadBalancerClass = ptr("networking.gke.io/l4-regional-external")
+			return s
+		}(), risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		"Azure internal Standard LB": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}, "TCP", ipVIP),
+			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		// Floating IP off sends to the NodePort instead of the frontend IP; the source is still
+		// the client's and the status still an IP, which the nodes intercept.
+		"Azure external, floating IP off": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip": "true"}, "TCP", ipVIP),
+			providerID: "azure:///subscriptions/s/resourceGroups/r/providers/Microsoft.Compute/virtualMachines/",
+			risk:       core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		// A backend that needs the LB on GKE: the controller publishes VIP only, so the generic
+		// "publish ipMode Proxy" is unsupported there and nothing else is offered.
+		"GKE, backends need TLS from the LB": {svc: cloudService("a", map[string]string{"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/backend-expects": "tls"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.No, remedy: core.RemedyNone},
+		"Alibaba NLB keeps the client IP": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "on"}),
+			risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, snat: core.No, remedy: core.LBSourceNAT, code: CodeOfferAlibabaClientIP},
+		"Alibaba NLB without preservation": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "off"}),
+			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeAlibabaNLBPreserve},
+		"Alibaba NLB, preservation not said: unknown": {svc: alibabaNLBService(nil), risk: core.RiskUnknown, snat: core.Unknown},
+		"Alibaba NLB with PROXY protocol: the DNS name reaches the NLB": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "off", annAlibabaProxyProto: "on"}),
+			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone},
+		// The DigitalOcean controller never publishes ipMode: without a DNS name the hostname
+		// fix is the one left, tentatively (it needs the name).
+		"DigitalOcean PROXY protocol, no name": {svc: cloudService("a", map[string]string{annDOProxyProtocol: "true"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, tentative: true, code: core.CodeDecideFailsLeast},
+		// Linode publishes the NodeBalancer's hostname and IP in one entry; hostname-only-ingress
+		// drops the IP, and needs no DNS name.
+		"Linode PROXY protocol": {svc: cloudService("a", map[string]string{annLinodeDefaultProxy: "v2"}, "TCP", linodeStatus), providerID: "linode://",
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+		// Hetzner (v1.21.0+) and OpenStack (v1.30.0+) publish ipMode Proxy by themselves with the
+		// PROXY protocol: a VIP status with it on is an older controller.
+		"Hetzner PROXY protocol, older CCM, no name": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferCCMUpgrade},
+		"OpenStack PROXY protocol, older OCCM, no name": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferCCMUpgrade},
+		"Hetzner PROXY protocol, current CCM publishing Proxy": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true"}, "TCP",
+			corev1.LoadBalancerIngress{IP: "10.0.0.20", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}),
+			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone},
 		"Linode NodeBalancer is a proxy": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "192-0-2-1.ip.linodeusercontent.com"}), providerID: "linode://",
 			snat: core.Yes, code: CodeCloudDefault},
 		"MetalLB: the nodes announce, kube-proxy intercepts": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "lan"}, "TCP", ipVIP),
@@ -128,7 +188,11 @@ func TestCloudRows(t *testing.T) {
 			return s
 		}(), snat: core.No, code: CodeCloudDefault},
 		"Cilium LB IPAM": {svc: cloudService("a", map[string]string{"lbipam.cilium.io/ips": "10.0.0.20"}, "TCP", ipVIP), snat: core.No, code: CodeCloudDefault},
-		"Exoscale: unknown stays unknown": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "exoscale://",
+		// The Exoscale NLB passes the client through (docs/service-loadbalancer.md); a
+		// hostname status is not intercepted, so an in-cluster client can loop.
+		"Exoscale NLB passes the client through": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "exoscale://",
+			risk: core.RiskUnknown, symptom: core.SymptomIntermittent, snat: core.No, code: CodeCloudDefault},
+		"IBM: unknown stays unknown": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "ibm://",
 			risk: core.RiskUnknown, snat: core.Unknown},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -156,7 +220,34 @@ func TestCloudRows(t *testing.T) {
 			if !found {
 				t.Errorf("no %s in the decision or the exposure's reasons: %s %v", tc.code, dec.Reason.Code, res.Exposure.Reasons)
 			}
+			planRow(t, r, tc.svc, cloudCluster(t, tc.providerID), res)
 		})
+	}
+}
+
+// planRow plans one row through the Reconciler and checks the plan carries the decision.
+func planRow(t *testing.T, r *core.Reconciler, svc *corev1.Service, c *core.Cluster, res *core.Result) {
+	t.Helper()
+	dec := &res.Decision
+	plan, err := r.Plan(context.Background(), svc, c)
+	switch {
+	case errors.Is(err, core.ErrUnsupported):
+		// Only the status's owner (ipMode) or the user (DNS steering) could: not a cloud fix.
+		if dec.Remedy == core.RemedyNone || strings.Contains(dec.Action, "metadata.annotations") {
+			t.Errorf("plan: %v, for decision %s (%s)", err, dec.Remedy, dec.Action)
+		}
+		return
+	case err != nil:
+		t.Fatalf("plan: %v", err)
+	}
+	if plan.Decision.Remedy != dec.Remedy || plan.Decision.Action != dec.Action {
+		t.Errorf("plan's decision %s %q, evaluation's %s %q", plan.Decision.Remedy, plan.Decision.Action, dec.Remedy, dec.Action)
+	}
+	switch {
+	case dec.Remedy == core.RemedyNone && len(plan.Changes) != 0:
+		t.Errorf("nothing to do, but the plan has %v", plan.Changes)
+	case dec.Remedy != core.RemedyNone && len(plan.Changes) == 0:
+		t.Errorf("decision %s, but the plan has no change (%s)", dec.Remedy, dec.Action)
 	}
 }
 
@@ -181,6 +272,16 @@ func TestCloudFixesThroughReconciler(t *testing.T) {
 		"DigitalOcean hostname from external-dns": {svc: cloudService("web", map[string]string{annDOProxyProtocol: "true", annExternalDNS: "web.example.com,www.example.com"}, "TCP", ipVIP),
 			key: "service.beta.kubernetes.io/do-loadbalancer-hostname", value: "web.example.com",
 			status: &corev1.LoadBalancerIngress{Hostname: "web.example.com"}},
+		"Linode hostname-only-ingress": {svc: cloudService("web", map[string]string{annLinodeDefaultProxy: "v2"}, "TCP", linodeStatus),
+			key: annLinodeHostnameOnly, value: "true",
+			status: &corev1.LoadBalancerIngress{Hostname: linodeStatus.Hostname}},
+		"Alibaba NLB preserve-client-ip off": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "on"}),
+			key: annAlibabaPreserveClient, value: "off"},
+		"Scaleway ip-mode Proxy where use-hostname is refused": {
+			svc: cloudService("web", map[string]string{annScalewayProxyV2: "true", "service.beta.kubernetes.io/scw-loadbalancer-use-hostname": "false",
+				core.AnnotationLBScope: "private"}, "TCP", ipVIP),
+			key: "service.beta.kubernetes.io/scw-loadbalancer-ip-mode", value: "Proxy",
+			status: &corev1.LoadBalancerIngress{IP: "10.0.0.20", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}},
 		"Oracle ingress-ip-mode proxy": {svc: cloudService("web", map[string]string{annOCIProxyProtocolVersion: "2"}, "TCP", ipVIP),
 			key: annOCIIngressIPMode, value: "proxy",
 			status: &corev1.LoadBalancerIngress{IP: "10.0.0.20", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}},
@@ -248,3 +349,67 @@ func TestFailsLeastIsTentative(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCCMIPMode: what each cloud's controller does with ipMode decides who can carry out
+// "publish ipMode Proxy": on a cloud whose controller never does (DigitalOcean), the generic
+// offer is unsupported and the plan is the cloud's knob; where a newer controller does it by
+// itself (Hetzner), the plan is the upgrade, for the user; a host that owns the status (a CCM
+// fork, kubernetes.StatusOwner) publishes it whatever the cloud.
+func TestCCMIPMode(t *testing.T) {
+	ctx := context.Background()
+	hetzner := cloudService("web", map[string]string{annHetznerProxyProtocol: "true"}, "TCP", ipVIP)
+	do := cloudService("web", map[string]string{annDOProxyProtocol: "true"}, "TCP", ipVIP)
+	for name, tc := range map[string]struct {
+		svc        *corev1.Service
+		ownsStatus bool
+		// by and to: the plan's one change; tentative: the decision's.
+		by        core.Writer
+		to        string
+		tentative bool
+		// genericUnmet: the generic ipMode offer is unsupported with CodeCCMNoProxyIPMode.
+		genericUnmet bool
+	}{
+		"DigitalOcean, no DNS name: the hostname, the name to be given": {svc: do, by: core.WriterUser, to: "do-loadbalancer-hostname", tentative: true, genericUnmet: true},
+		"Hetzner, older CCM: the upgrade":                               {svc: hetzner, by: core.WriterUser, to: "to v1.21.0 or later", genericUnmet: true},
+		"Hetzner, a CCM fork publishes Proxy":                           {svc: hetzner, ownsStatus: true, by: core.WriterStatus, to: "Proxy"},
+		"DigitalOcean, a CCM fork publishes Proxy":                      {svc: do, ownsStatus: true, by: core.WriterStatus, to: "Proxy"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			u, err := drivertest.ToUnstructured(tc.svc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := NewProvider(&Options{OwnsStatus: tc.ownsStatus})
+			c := cloudCluster(t, "")
+			res, err := core.Evaluate(p.Dialect(), tc.svc, c, core.Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			unmet := false
+			for _, o := range res.Offers {
+				for _, u := range o.Unmet {
+					unmet = unmet || o.Remedy == core.ThroughLB && u.Kind == core.PreconditionUnsupported && u.Reason.Code == CodeCCMNoProxyIPMode
+				}
+			}
+			if unmet != tc.genericUnmet {
+				t.Errorf("generic ipMode offer unsupported by the cloud's controller: %v, want %v (offers %+v)", unmet, tc.genericUnmet, res.Offers)
+			}
+			r := core.NewReconciler(p, core.WithClusterWriter(drivertest.NewCluster(u)))
+			plan, err := r.Plan(ctx, tc.svc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Changes) != 1 || plan.Changes[0].By != tc.by || !strings.Contains(plan.Changes[0].To, tc.to) || plan.Decision.Tentative != tc.tentative {
+				t.Fatalf("decision %s tentative %v, changes %v; want one %s change to %q, tentative %v", plan.Decision.Remedy, plan.Decision.Tentative, plan.Changes, tc.by, tc.to, tc.tentative)
+			}
+		})
+	}
+	// The host's wrapper: a *Dialect gets OwnsStatus, any other dialect is left alone.
+	if d, ok := StatusOwner(NewDialect(nil)).(*Dialect); !ok || !d.opts.OwnsStatus {
+		t.Errorf("StatusOwner(*Dialect) = %#v, want OwnsStatus", d)
+	}
+	other := core.Dialect(nil)
+	if StatusOwner(other) != nil {
+		t.Error("StatusOwner changed a dialect it does not know")
+	}
+}

@@ -27,6 +27,23 @@ type Options struct {
 	// node not labelled node.kubernetes.io/exclude-from-external-load-balancers. Give it a Key
 	// so a Cluster computes it once.
 	BehindLB core.NodeFilter
+	// OwnsStatus says the host publishes status.loadBalancer.ingress[] itself (a CCM fork
+	// with adapters/cloudprovider, which sets it through StatusOwner): ipMode is then the
+	// host's to publish on any cloud, and what the cloud's own controller does with it
+	// (CloudFacts.IPMode) no longer limits the offers.
+	OwnsStatus bool
+}
+
+// StatusOwner returns d as a host that publishes the status sees it: a *Dialect gets a copy
+// with Options.OwnsStatus set; any other dialect is returned unchanged.
+func StatusOwner(d core.Dialect) core.Dialect {
+	kd, ok := d.(*Dialect)
+	if !ok || kd == nil || kd.opts.OwnsStatus {
+		return d
+	}
+	opts := kd.opts
+	opts.OwnsStatus = true
+	return NewDialect(&opts)
 }
 
 // Dialect is the plain KEP-1860 dialect: it reads status.loadBalancer.ingress[] (ip, hostname,
@@ -147,12 +164,18 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	}
 	// The cloud's own fixes (clouds.go) come before the generic ones a CCM fork carries out,
 	// so a tie in Decide's ranking goes to what the user can apply.
-	for _, f := range cloudFixes(svc, &e, &st, dp, det) {
+	for _, f := range cloudFixes(svc, &e, &st, dp, det, d.opts.OwnsStatus) {
 		offers = append(offers, f.offer)
 	}
 	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
-		// The other direction: an intercepted address whose backends need the LB.
-		offers = append(offers, throughLBOffer(&e, &st, dp))
+		// The other direction: an intercepted address whose backends need the LB. Publishing
+		// ipMode Proxy is the controller's; where the cloud's controller never does it, the
+		// offer says so (clouds.go), unless the host is the controller.
+		o := throughLBOffer(&e, &st, dp)
+		if !d.opts.OwnsStatus {
+			ccmIPModeLimits(&o, svc, det)
+		}
+		offers = append(offers, o)
 	}
 	return &core.Translation{Exposure: e, Offers: offers}, nil
 }

@@ -124,6 +124,25 @@ func scalewayOn(v string, svc *corev1.Service) bool {
 	return false
 }
 
+// scalewayPortOn is the Scaleway controller's isPortInRange for one PROXY annotation and one
+// Service port: "true" (or any other Go bool but "1" and "0") and "*" mean every port,
+// otherwise it is a list of ports.
+func scalewayPortOn(v string, port int32) bool {
+	v = strings.TrimSpace(v)
+	if b, err := strconv.ParseBool(v); err == nil && v != "1" && v != "0" {
+		return b
+	}
+	if v == "*" {
+		return true
+	}
+	for _, p := range strings.Split(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && int32(n) == port {
+			return true
+		}
+	}
+	return false
+}
+
 // ingressNginxProxy reads use-proxy-protocol for the Service of an ingress-nginx controller:
 // the ConfigMap of the official manifests, or one named after the Service (the Helm chart's
 // name for both), in the Service's namespace.

@@ -40,12 +40,14 @@ func TestPlanStatusKeepsTheCloudsProxy(t *testing.T) {
 		"needs TLS: the cloud's Proxy stands":       {svc(needsTLS, &proxy), "", "", false},
 		"PROXY protocol on Hetzner: through the LB": {svc(hetzner, nil), core.ThroughLB, "Proxy", false},
 	} {
+		// The host publishes the status (a CCM fork): Options.OwnsStatus, which
+		// adapters/cloudprovider sets through kubernetes.StatusOwner.
 		t.Run(name, func(t *testing.T) {
 			c, err := core.NewCluster(modern)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := kubernetes.NewProvider(nil)
+			p := kubernetes.NewProvider(&kubernetes.Options{OwnsStatus: true})
 			res, err := core.Evaluate(p.Dialect(), tc.svc, c, core.Policy{})
 			if err != nil {
 				t.Fatal(err)
