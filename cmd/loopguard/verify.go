@@ -184,12 +184,13 @@ pulled) or a Service has no address to probe.`,
 // verifyTargets are the LoadBalancer Services to verify: those named, else those at risk (or
 // every one with all), each with what the dialect made of it and the nodes a probe may use.
 func verifyTargets(in *inputs, names []string, all bool, stderr io.Writer) ([]verify.Target, error) {
-	var nodes []string
+	var list []*corev1.Node
 	for _, obj := range in.set.Objects {
-		if n, ok := obj.Object.(*corev1.Node); ok && nodeUsable(n) {
-			nodes = append(nodes, n.Name)
+		if n, ok := obj.Object.(*corev1.Node); ok {
+			list = append(list, n)
 		}
 	}
+	nodes := verify.UsableNodes(list)
 	d := in.entry.newDialect()
 	var out []verify.Target
 	found := map[string]bool{}
@@ -219,19 +220,6 @@ func verifyTargets(in *inputs, names []string, all bool, stderr io.Writer) ([]ve
 		}
 	}
 	return out, nil
-}
-
-// nodeUsable: Ready and not cordoned, so a Pod pinned there runs.
-func nodeUsable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func notHeld(r verify.Report) int {
