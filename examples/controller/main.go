@@ -172,5 +172,6 @@ func verifyOptions(image, ns string, conns int, start time.Duration) (*controlle
 	return o, nil
 }
 
-// serviceAccountNamespace is where a Pod finds its own namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+// serviceAccountNamespace is where a Pod finds its own namespace (a variable for tests, which
+// may themselves run in a Pod).
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
