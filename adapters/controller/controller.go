@@ -433,4 +433,7 @@ func (c *Controller) get(ctx context.Context, id objectID) (client.Object, error
 func (c *Controller) forget(id objectID) {
 	c.seen.Delete(id)
 	c.metrics.forget(id)
+	if c.verifier != nil && id.Kind == "Service" {
+		c.verifier.forget(id.NamespacedName)
+	}
 }

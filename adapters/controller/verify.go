@@ -146,6 +146,13 @@ func (v *verifier) request(key types.NamespacedName, delay time.Duration) {
 	v.queue.AddAfter(key, delay)
 }
 
+// forget drops what is known of a Service that is gone or no longer exposed.
+func (v *verifier) forget(key types.NamespacedName) {
+	v.mu.Lock()
+	delete(v.last, key)
+	v.mu.Unlock()
+}
+
 // Start runs verifications until ctx ends (the manager stops or loses the Lease); a run in
 // progress then removes its probe Pods before it returns.
 func (v *verifier) Start(ctx context.Context) error {
@@ -214,6 +221,14 @@ func (v *verifier) run(ctx context.Context, key types.NamespacedName) {
 	}
 	e := res.Exposure
 	target := verify.Target{Service: svc, Exposure: &e, Nodes: verify.UsableNodes(cl.Nodes())}
+	// Nothing to probe yet (a new Service before the cloud gave it an address, backends not
+	// ready): not a verification. The change that brings it (the Service's status, an
+	// EndpointSlice) reconciles the Service, which asks again while it has no Verified
+	// condition.
+	if backend, _ := verify.Nodes(&e, target.Nodes); len(verify.Addresses(svc)) == 0 || backend == "" {
+		v.log.Debug("not verified yet: no LB address or no usable node holding a ready backend", "object", id.String())
+		return
+	}
 	v.log.Info("verifying with probe Pods", "object", id.String(), "namespace", v.o.Probe.Namespace)
 	rep, err := verify.Run(ctx, v.c.kube, []verify.Target{target}, &v.o.Probe)
 	if err != nil {
@@ -228,9 +243,10 @@ func (v *verifier) run(ctx context.Context, key types.NamespacedName) {
 	v.runs.WithLabelValues(map[string]string{ReasonVerifyAgrees: "agrees", ReasonVerifyDisagrees: "disagrees",
 		ReasonVerifyNotObserved: "not-observed"}[cond.reason]).Inc()
 	if err := v.publish(ctx, svc, cond); err != nil {
-		v.log.Warn("cannot record the verification", "object", id.String(), "error", err)
+		v.log.Warn("cannot record the verification", "object", id.String(), "reason", cond.reason, "message", cond.message, "error", err)
+	} else {
+		v.log.Info("verified", "object", id.String(), "reason", cond.reason, "message", cond.message)
 	}
-	v.log.Info("verified", "object", id.String(), "reason", cond.reason, "message", cond.message)
 	if v.verified != nil {
 		v.verified(key, rep)
 	}

@@ -67,6 +67,13 @@ func (h *harness) readyNode(name string) {
 // would write it) and one ready backend on node.
 func (h *harness) exposed(name, node string, ann map[string]string) {
 	h.t.Helper()
+	h.unaddressed(name, node, ann)
+	h.address(name)
+}
+
+// unaddressed is exposed before the cloud's controller gave the Service an address.
+func (h *harness) unaddressed(name, node string, ann map[string]string) {
+	h.t.Helper()
 	ctx, cs := context.Background(), h.srv.Client()
 	ready := true
 	if _, err := cs.DiscoveryV1().EndpointSlices(h.ns).Create(ctx, &discoveryv1.EndpointSlice{
@@ -77,6 +84,12 @@ func (h *harness) exposed(name, node string, ann map[string]string) {
 		h.t.Fatal(err)
 	}
 	h.service(name, ann)
+}
+
+// address gives Service name an LB address, as the cloud's controller would.
+func (h *harness) address(name string) {
+	h.t.Helper()
+	ctx, cs := context.Background(), h.srv.Client()
 	svc := h.get(name)
 	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.10"}}
 	if _, err := cs.CoreV1().Services(h.ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{FieldManager: "service-controller"}); err != nil {
@@ -144,7 +157,18 @@ func TestVerifyWhenAtRisk(t *testing.T) {
 	h.readyNode(backend)
 	h.readyNode(other)
 	k := kubeletsim.Start(t, srv.Client(), probeNS, map[string]string{backend: kubeletsim.Listen(t, false), other: kubeletsim.Listen(t, true)}, nil)
-	h.exposed("web", backend, direct)
+	// At risk before the cloud gave it an address: nothing to probe, so no Pod and no
+	// condition yet (a NotObserved one would stand for an hour).
+	h.unaddressed("web", backend, direct)
+	h.eventually("the verdict", func() (bool, string) {
+		c := condition(h.get("web"))
+		return c != nil && c.Reason == ReasonAtRisk, conditionsText(h.get("web"))
+	})
+	h.resync("web")
+	if n := len(k.Seen()); n != 0 || findType(h.get("web"), VerifiedConditionType) != nil {
+		t.Fatalf("verified without an LB address: %d probe Pods, %s", n, conditionsText(h.get("web")))
+	}
+	h.address("web")
 
 	c := h.verified("web")
 	if c.Status != metav1.ConditionTrue || c.Reason != ReasonVerifyAgrees {
