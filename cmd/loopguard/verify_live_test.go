@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/internal/apiserver"
 	"github.com/loopguard/loopguard/internal/kubeletsim"
 )
@@ -62,7 +66,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubeletsim.Start(t, c, ns, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
+	k := kubeletsim.Start(t, c, ns, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
 	kubeconfig := writeKubeconfig(t, srv.Config())
 
 	stdout, stderr, code := runCLI(t, "", "verify", "--kubeconfig", kubeconfig, "-n", ns, "checkout", "--provider", "kubernetes", "--kubernetes-version", "v1.37.2", "--proxy-mode", "iptables", "--kube-proxy-version", "v1.37.2",
@@ -90,6 +94,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 			t.Errorf("no %q progress line on stderr", want)
 		}
 	}
+	probeCommandLine(t, k.Seen())
 	// Told the fix holds, the loop from n1 is a fix that did not hold: exit 1.
 	stdout, _, code = runCLI(t, "", "verify", "--kubeconfig", kubeconfig, "-n", ns, "checkout", "--provider", "kubernetes", "--kubernetes-version", "v1.37.2", "--proxy-mode", "iptables", "--kube-proxy-version", "v1.37.2", "-q", "--expect-fixed",
 		"--image", "example.invalid/loopguard:test", "--connections", "2", "--connect-timeout", "500ms", "--read-timeout", "300ms")
@@ -100,5 +105,43 @@ func TestVerifyEndToEnd(t *testing.T) {
 	pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: verify.LabelManagedBy + "=" + verify.ManagedBy})
 	if err != nil || len(pods.Items) != 0 {
 		t.Errorf("probe Pods left: %v %v", pods, err)
+	}
+}
+
+// probeCommandLine runs a probe Pod's container command line, as created, through this
+// binary, as deploy/loopguard.Dockerfile's image would (/loopguard is its binary): the
+// kubelet above only simulates the probe, so this is what shows the binary accepts every flag
+// verify passes and leaves in the termination message the report verify reads.
+func probeCommandLine(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	if len(pods) == 0 {
+		t.Fatal("no probe Pod seen")
+	}
+	ctr := pods[0].Spec.Containers[0]
+	if len(ctr.Command) != 1 || ctr.Command[0] != "/loopguard" || len(ctr.Args) == 0 || ctr.Args[0] != "probe" {
+		t.Fatalf("probe container runs %v %v, want the image's /loopguard probe", ctr.Command, ctr.Args)
+	}
+	termLog := filepath.Join(t.TempDir(), "termination-log")
+	args := slices.Clone(ctr.Args)
+	for i, a := range args {
+		if a == ctr.TerminationMessagePath {
+			args[i] = termLog
+		}
+	}
+	if slices.Equal(args, ctr.Args) {
+		t.Fatalf("the probe does not write its report to the termination message path %s: %v", ctr.TerminationMessagePath, ctr.Args)
+	}
+	// The LB address (TEST-NET) does not answer here: every connection times out, which is
+	// a report all the same.
+	if _, stderr, code := runCLI(t, "", args...); code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	data, err := os.ReadFile(termLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep probe.Report
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Targets) != 1 || len(data) > 4096 {
+		t.Errorf("termination message (%d bytes, at most 4096): %v: %s", len(data), err, data)
 	}
 }
