@@ -86,7 +86,8 @@ fails is reported as a fix that did not hold, with the rules the verdict rested 
 Exit codes: 0 every placement agrees with the prediction (and, with --expect-fixed, works);
 1 a placement disagrees, or with --expect-fixed still fails; 2 the cluster could not be read or
 the command line is wrong; 3 a probe Pod could not run (it never started, its image could not be
-pulled) or a Service has no address to probe.`,
+pulled) or a Service has no address to probe, or verify was interrupted (Ctrl-C, SIGTERM: it
+removes its probe Pods first and prints what it has).`,
 		Example: `  loopguard verify --image ghcr.io/loopguard/loopguard:v0.1.0
   loopguard verify -n shop checkout --connections 10 -o yaml
   loopguard apply --object Service/shop/checkout && loopguard verify -n shop checkout --expect-fixed`,
