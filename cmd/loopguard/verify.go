@@ -323,12 +323,28 @@ func orDash(s string) string {
 }
 
 // verifyHint is the line plan and apply end with: how to see the verdict, and after apply the
-// fix, on the cluster itself.
-func verifyHint(applying, dryRun bool) string {
-	switch {
-	case !applying || dryRun:
+// fix, on the cluster itself. After a real apply it names the Services written to when they
+// share a namespace, so the line is the command to run.
+func verifyHint(applying, dryRun bool, plans []ObjectPlan) string {
+	if !applying || dryRun {
 		return "See it on the cluster: 'loopguard verify' probes each LB address from a backend's node and from another (docs/verify.md); after apply, 'loopguard verify --expect-fixed' shows whether the fix held."
-	default:
-		return "Check that the fix held: 'loopguard verify --expect-fixed' probes each LB address from a backend's node and from another (docs/verify.md)."
 	}
+	cmd := "loopguard verify --expect-fixed"
+	var ns string
+	var names []string
+	for _, p := range plans {
+		if p.Object.Kind != "Service" || (p.Status != StatusApplied && p.Status != StatusPending) {
+			continue
+		}
+		if ns != "" && p.Object.Namespace != ns {
+			names = nil
+			break
+		}
+		ns = p.Object.Namespace
+		names = append(names, p.Object.Name)
+	}
+	if len(names) > 0 {
+		cmd = fmt.Sprintf("loopguard verify -n %s %s --expect-fixed", ns, strings.Join(names, " "))
+	}
+	return "Check that the fix held: '" + cmd + "' probes each LB address from a backend's node and from another (docs/verify.md)."
 }
