@@ -276,11 +276,21 @@ func verifiedCondition(rep verify.Report) verdict {
 			parts = append(parts, s)
 		}
 	}
+	// A placement with no node (every node holds a backend) does not exist on this cluster:
+	// it neither agrees nor leaves the verification unfinished. One whose Pod ran and did
+	// not report does.
+	failed := false
+	for _, e := range rep.Exposures {
+		failed = failed || e.Error != ""
+		for _, p := range e.Placements {
+			failed = failed || (p.Node != "" && p.Observed == nil) || (p.Observed != nil && p.Error != "")
+		}
+	}
 	v := verdict{status: metav1.ConditionTrue, reason: ReasonVerifyAgrees}
 	switch {
 	case rep.Disagree > 0:
 		v.status, v.reason = metav1.ConditionFalse, ReasonVerifyDisagrees
-	case rep.Errors > 0 || rep.Agree == 0:
+	case failed || rep.Agree == 0:
 		v.status, v.reason = metav1.ConditionUnknown, ReasonVerifyNotObserved
 	}
 	v.message = truncate(strings.Join(parts, "; "), noteMax)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/internal/kubeletsim"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
@@ -312,5 +313,43 @@ func TestRBACVerify(t *testing.T) {
 		if err != nil || r.Status.Allowed {
 			t.Errorf("the ServiceAccount may %s Pods outside the probe namespace (%v)", verb, err)
 		}
+	}
+}
+
+// TestVerifiedCondition: how a run becomes the condition.
+func TestVerifiedCondition(t *testing.T) {
+	works := &verify.Observation{Behaviour: verify.Works, Connections: 2, Counts: map[probe.Outcome]int{probe.OK: 2}}
+	loops := &verify.Observation{Behaviour: verify.Loops, Connections: 2, Counts: map[probe.Outcome]int{probe.NoAnswer: 2}}
+	backend := func(obs *verify.Observation, agree bool, err string) verify.PlacementReport {
+		return verify.PlacementReport{Side: verify.BackendNode, Node: "n1", Predicted: verify.Prediction{Behaviour: verify.Loops}, Observed: obs, Agree: agree, Error: err}
+	}
+	other := verify.PlacementReport{Side: verify.OtherNode, Node: "n2", Predicted: verify.Prediction{Behaviour: verify.Works}, Observed: works, Agree: true}
+	noOther := verify.PlacementReport{Side: verify.OtherNode, Predicted: verify.Prediction{Behaviour: verify.Unpredicted}, Error: "every node a probe Pod may run on holds a backend"}
+	run := func(agree, disagree, errs int, ps ...verify.PlacementReport) verify.Report {
+		return verify.Report{Exposures: []verify.ExposureReport{{Placements: ps}}, Agree: agree, Disagree: disagree, Errors: errs}
+	}
+	tests := map[string]struct {
+		rep     verify.Report
+		status  metav1.ConditionStatus
+		reason  string
+		message string
+	}{
+		"both agree": {run(2, 0, 0, backend(loops, true, ""), other), metav1.ConditionTrue, ReasonVerifyAgrees,
+			"client on backend-node (node n1): predicted loops, observed loops (2 no-answer); client on other-node (node n2): predicted works, observed works (2 ok)"},
+		"one disagrees": {run(1, 1, 0, backend(works, false, ""), other), metav1.ConditionFalse, ReasonVerifyDisagrees, "predicted loops, observed works (2 ok)"},
+		"every node holds a backend": {run(1, 0, 1, backend(loops, true, ""), noOther), metav1.ConditionTrue, ReasonVerifyAgrees,
+			"client on other-node (node none): predicted unknown, not observed: every node a probe Pod may run on holds a backend"},
+		"a Pod never started": {run(1, 0, 1, backend(nil, false, "probe Pod did not start"), other), metav1.ConditionUnknown, ReasonVerifyNotObserved,
+			"client on backend-node (node n1): predicted loops, not observed: probe Pod did not start"},
+		"a Pod left behind": {run(2, 0, 1, backend(loops, true, "could not delete probe Pod"), other), metav1.ConditionUnknown, ReasonVerifyNotObserved, "observed loops"},
+		"nothing observed":  {run(0, 0, 1, noOther), metav1.ConditionUnknown, ReasonVerifyNotObserved, "node none"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			v := verifiedCondition(tc.rep)
+			if v.status != tc.status || v.reason != tc.reason || !strings.Contains(v.message, tc.message) {
+				t.Errorf("got %s %s: %s\nwant %s %s containing %q", v.status, v.reason, v.message, tc.status, tc.reason, tc.message)
+			}
+		})
 	}
 }
