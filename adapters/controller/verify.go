@@ -27,8 +27,8 @@ import (
 // VerifiedConditionType is the status.conditions entry the controller keeps on a Service it
 // verified (VerifyOptions): True when what the probe Pods observed agrees with the verdict
 // for every client placement, False when one disagrees (the verdict, or a fix, does not hold
-// on this cluster), Unknown when a placement could not be observed (no node for it, a probe
-// Pod that never started, no LB address yet).
+// on this cluster), Unknown when the run did not finish (a probe Pod that never started, did
+// not report or could not be removed).
 const VerifiedConditionType = "loopguard.io/Verified"
 
 // Reasons of the Verified condition.
