@@ -311,7 +311,8 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 }
 
 // enforcePlan plans and applies. stop says the reconcile ends here (a conflict to retry
-// silently) without publishing a verdict; fixed that the whole plan was written.
+// silently) without publishing a verdict; fixed that the plan's changes were written and the
+// apply succeeded (a verification follows, Options.Verify).
 func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, v *verdict) (res reconcile.Result, stop, fixed bool, err error) {
 	plan, err := c.rec.Plan(ctx, obj, cl)
 	if err != nil {
