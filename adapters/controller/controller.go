@@ -55,6 +55,10 @@ type Options struct {
 	// restarts a manager that is stuck (a call that never returns, a lock never released);
 	// default 5 min, far beyond any reconcile's API and cloud timeouts.
 	WedgedAfter time.Duration
+	// Verify, when set, verifies Services with probe Pods when their verdict turns at-risk
+	// and after a fix is written, and records what was observed (VerifyOptions). Off by
+	// default: it is the only thing that makes the controller create Pods.
+	Verify *VerifyOptions
 }
 
 // Controller reconciles LoadBalancer Services and Ingresses. Build it with Setup.
@@ -92,6 +96,9 @@ type Controller struct {
 	// inflight holds when each running reconcile started, for the liveness check.
 	inflight    sync.Map // objectID → time.Time
 	wedgedAfter time.Duration
+
+	// verifier runs verifications (Options.Verify); nil when off.
+	verifier *verifier
 }
 
 // objectID names a reconciled object.
@@ -173,6 +180,14 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 			return nil, err
 		}
 		c.custom = append(c.custom, gvk)
+	}
+	if opts.Verify != nil {
+		if c.verifier, err = newVerifier(c, opts.Verify, reg); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(c.verifier); err != nil {
+			return nil, err
+		}
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -263,39 +278,57 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 		c.metrics.exposure(id, c.provider.Name(), string(result.Assessment.Risk), string(result.Decision.Remedy))
 	}
 
+	fixed := false
 	if c.enforce && evalErr == nil {
 		var stop bool
-		res, stop, err = c.enforcePlan(ctx, id, obj, cl, &v)
+		res, stop, fixed, err = c.enforcePlan(ctx, id, obj, cl, &v)
 		if stop {
 			return res, err
 		}
 	}
-	if perr := c.publish(ctx, id, obj, v); perr != nil {
+	var was *metav1.Condition
+	verified := false
+	if svc, ok := obj.(*corev1.Service); ok {
+		was, verified = findCondition(svc), hasCondition(svc, VerifiedConditionType)
+	}
+	wrote, perr := c.publish(ctx, id, obj, v)
+	if perr != nil {
 		if errors.Is(perr, core.ErrConflict) {
 			return reconcile.Result{RequeueAfter: conflictDelay}, nil
 		}
 		return reconcile.Result{}, perr
 	}
+	if c.verifier != nil && id.Kind == "Service" {
+		switch {
+		case fixed:
+			c.verifier.request(id.NamespacedName, c.verifier.o.AfterFix)
+		case v.reason == ReasonAtRisk && (!verified || wrote && (was == nil || was.Reason != ReasonAtRisk)):
+			// Turned at-risk, or at risk and never verified (verification just turned on).
+			c.verifier.request(id.NamespacedName, 0)
+		}
+	}
 	return res, err
 }
 
 // enforcePlan plans and applies. stop says the reconcile ends here (a conflict to retry
-// silently) without publishing a verdict.
-func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, v *verdict) (reconcile.Result, bool, error) {
+// silently) without publishing a verdict; fixed that the plan's changes were written and the
+// apply succeeded (a verification follows, Options.Verify).
+func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, v *verdict) (res reconcile.Result, stop, fixed bool, err error) {
 	plan, err := c.rec.Plan(ctx, obj, cl)
 	if err != nil {
-		return c.failed(id, obj, "Plan", err)
+		res, stop, err = c.failed(id, obj, "Plan", err)
+		return res, stop, false, err
 	}
 	if plan.Blocked != nil {
 		v.block(plan.Blocked)
-		return reconcile.Result{}, false, nil
+		return reconcile.Result{}, false, false, nil
 	}
 	if plan.Empty() {
-		return reconcile.Result{}, false, nil
+		return reconcile.Result{}, false, false, nil
 	}
 	out, err := c.rec.Apply(ctx, plan)
 	if manager, field, ok := fieldConflict(err); ok {
-		return c.blockedBy(id, v, manager, field), false, nil
+		return c.blockedBy(id, v, manager, field), false, false, nil
 	}
 	c.blocked.Delete(id)
 	if out != nil {
@@ -305,9 +338,10 @@ func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Ob
 		}
 	}
 	if err != nil {
-		return c.failed(id, obj, "Apply", err)
+		res, stop, err = c.failed(id, obj, "Apply", err)
+		return res, stop, false, err
 	}
-	return reconcile.Result{}, false, nil
+	return reconcile.Result{}, false, out != nil && len(out.Written) > 0, nil
 }
 
 // fieldConflict returns the other field manager and the field of a server-side apply
@@ -400,4 +434,7 @@ func (c *Controller) get(ctx context.Context, id objectID) (client.Object, error
 func (c *Controller) forget(id objectID) {
 	c.seen.Delete(id)
 	c.metrics.forget(id)
+	if c.verifier != nil && id.Kind == "Service" {
+		c.verifier.forget(id.NamespacedName)
+	}
 }

@@ -78,8 +78,9 @@ func start(t testing.TB, enforce bool) *harness {
 }
 
 // startWith starts the controller; rbac, when set, is called with the harness before the
-// manager is built and returns the rest.Config it runs with (an impersonated ServiceAccount).
-func startWith(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string)) *harness {
+// manager is built and returns the rest.Config it runs with (an impersonated ServiceAccount);
+// each of with changes the Options after the harness is made.
+func startWith(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string), with ...func(*harness, *Options)) *harness {
 	t.Helper()
 	srv := server.Get(t)
 	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), evals: map[objectID]int{}}
@@ -99,9 +100,13 @@ func startWith(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Setup(mgr, p, &Options{Profile: ipvs, Enforce: enforce, ConfigMaps: tkeConfigMaps,
+	opts := &Options{Profile: ipvs, Enforce: enforce, ConfigMaps: tkeConfigMaps,
 		Custom:     []schema.GroupVersionKind{{Group: tencent.ServiceConfigGroup, Version: tencent.ServiceConfigVersion, Kind: tencent.ServiceConfigKind}},
-		Registerer: prometheus.NewRegistry()})
+		Registerer: prometheus.NewRegistry()}
+	for _, w := range with {
+		w(h, opts)
+	}
+	c, err := Setup(mgr, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

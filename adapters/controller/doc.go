@@ -13,7 +13,10 @@
 //     no conditions;
 //   - records an events.k8s.io Event on a new verdict, a change written, or a failure, and none
 //     when a resync finds nothing new;
-//   - in enforcing mode ([Options.Enforce]) applies the plan; the default only reports.
+//   - in enforcing mode ([Options.Enforce]) applies the plan; the default only reports;
+//   - with [Options.Verify] (off by default), verifies a LoadBalancer Service with probe Pods
+//     (adapters/verify) when its verdict turns at-risk and after a fix is written, one at a
+//     time and rate-limited, and records the outcome as its [VerifiedConditionType] condition.
 //
 // Re-evaluation follows what an object depends on: an EndpointSlice maps to its Service (and
 // the Ingresses routing to it); a Node, a named ConfigMap or a declared client Pod maps to the

@@ -103,19 +103,18 @@ func (v verdict) eventType() string {
 
 // publish makes the verdict visible to kubectl, and records an Event, only when it differs
 // from what the object already shows: a resync that finds the same verdict writes nothing.
-func (c *Controller) publish(ctx context.Context, id objectID, obj client.Object, v verdict) error {
-	var err error
+// wrote says it wrote.
+func (c *Controller) publish(ctx context.Context, id objectID, obj client.Object, v verdict) (wrote bool, err error) {
 	switch o := obj.(type) {
 	case *corev1.Service:
-		var wrote bool
 		wrote, err = c.publishCondition(ctx, o, v)
 		if err != nil || !wrote {
-			return err
+			return wrote, err
 		}
 	case *networkingv1.Ingress:
 		want := v.reason + ": " + v.message
 		if o.Annotations[AnnotationVerdict] == want {
-			return nil
+			return false, nil
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetAPIVersion("networking.k8s.io/v1")
@@ -124,13 +123,13 @@ func (c *Controller) publish(ctx context.Context, id objectID, obj client.Object
 		u.SetName(o.Name)
 		u.SetAnnotations(map[string]string{AnnotationVerdict: want})
 		if err = c.writer.Apply(ctx, u); err != nil {
-			return err
+			return false, err
 		}
 	}
 	c.metrics.writes.WithLabelValues("verdict").Inc()
 	c.events.Eventf(obj, nil, v.eventType(), v.reason, "Evaluate", "%s", v.message)
 	c.log.Info("verdict", "object", id.String(), "reason", v.reason, "message", v.message)
-	return nil
+	return true, nil
 }
 
 // unpublish takes loopguard's verdict off an object that is no longer an exposure: applying

@@ -12,7 +12,8 @@
 //
 // What it creates, and nothing else: one Pod per placement in the Service's namespace,
 // labelled app.kubernetes.io/managed-by=loopguard-verify and owner-referenced to the Service
-// (so deleting the Service takes a left-over probe Pod with it), pinned with spec.nodeName
+// (so deleting the Service takes a left-over probe Pod with it; a host confined to one
+// namespace names it in Options.Namespace, and the Pods' owner in Options.Owner), pinned with spec.nodeName
 // (the scheduler is bypassed, so it needs no scheduling), with resource requests and limits,
 // restartPolicy Never, activeDeadlineSeconds, no service account token, a read-only root file
 // system, running as non-root with every capability dropped. The Pods are deleted when Run

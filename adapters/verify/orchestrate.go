@@ -31,6 +31,9 @@ const (
 	ManagedBy      = "loopguard-verify"
 	LabelService   = "verify.loopguard.io/service"
 	LabelSide      = "verify.loopguard.io/side"
+	// LabelServiceNamespace is the Service's namespace, on a probe Pod that runs elsewhere
+	// (Options.Namespace).
+	LabelServiceNamespace = "verify.loopguard.io/service-namespace"
 	// ContainerName is the probe Pod's only container.
 	ContainerName = "probe"
 )
@@ -68,6 +71,18 @@ type Options struct {
 	Parallel int
 	// Progress, when set, is told about each step.
 	Progress func(Event)
+	// Namespace is where the probe Pods run; "" means each Service's own namespace, where
+	// the Service owns them. A host that may create Pods in one namespace only (the in-cluster
+	// controller's probe namespace) names it here: a Pod's owner must be in its namespace, so
+	// there the Pods are owned by Owner, or by nothing (and the host removes what a killed
+	// run left, by the labels). The loop is a node's, not a namespace's: where the Pod runs
+	// does not change what it observes.
+	Namespace string
+	// Owner owns the probe Pods created outside their Service's namespace (the controller's
+	// own Pod, so that removing the controller removes them); it must live in Namespace.
+	Owner *metav1.OwnerReference
+	// Labels are added to every probe Pod's labels (a host's own mark, for its clean-up).
+	Labels map[string]string
 }
 
 // Event is one step of a run, for a progress display.
@@ -250,6 +265,24 @@ func Addresses(svc *corev1.Service) []string {
 	return out
 }
 
+// UsableNodes are the names of the nodes a probe Pod pinned with spec.nodeName runs on:
+// Ready and not cordoned (the scheduler is bypassed, so nothing else would keep it off a
+// node that cannot run it).
+func UsableNodes(nodes []*corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				out = append(out, n.Name)
+			}
+		}
+	}
+	return out
+}
+
 // Nodes picks a node for each side: the first (by name) holding a ready backend, and the
 // first holding none; "" where there is none.
 func Nodes(e *core.Exposure, nodes []string) (backend, other string) {
@@ -384,16 +417,25 @@ func probePod(svc *corev1.Service, side Side, node string, addrs []string, o *Op
 	if len(name) > 40 {
 		name = name[:40]
 	}
+	labels := map[string]string{}
+	for k, v := range o.Labels {
+		labels[k] = v
+	}
+	labels[LabelManagedBy], labels[LabelService], labels[LabelSide] = ManagedBy, truncateLabel(svc.Name), string(side)
+	ns, owners := svc.Namespace, []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID}}
+	if o.Namespace != "" && o.Namespace != svc.Namespace {
+		ns, owners = o.Namespace, nil
+		labels[LabelServiceNamespace] = truncateLabel(svc.Namespace)
+		if o.Owner != nil {
+			owners = []metav1.OwnerReference{*o.Owner}
+		}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "loopguard-verify-" + name + "-",
-			Namespace:    svc.Namespace,
-			Labels: map[string]string{
-				LabelManagedBy: ManagedBy,
-				LabelService:   truncateLabel(svc.Name),
-				LabelSide:      string(side),
-			},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID}},
+			GenerateName:    "loopguard-verify-" + name + "-",
+			Namespace:       ns,
+			Labels:          labels,
+			OwnerReferences: owners,
 		},
 		Spec: corev1.PodSpec{
 			NodeName:                      node,

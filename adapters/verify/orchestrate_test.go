@@ -290,3 +290,30 @@ func TestRunBoundsParallelism(t *testing.T) {
 		t.Errorf("at most %d probe Pods alive at once, want 2 (one Service at a time)", most)
 	}
 }
+
+// TestRunInAnotherNamespace: a host confined to one namespace (the controller) runs the probe
+// Pods there: the Service cannot own them across namespaces, so they carry no owner (none
+// given) but the Service's namespace as a label, and the host's own labels.
+func TestRunInAnotherNamespace(t *testing.T) {
+	c, ns, target := setup(t)
+	probeNS := server.Get(t).Namespace(t)
+	k := kubeletsim.Start(t, c, probeNS, map[string]string{"n1": kubeletsim.Listen(t, false), "n2": kubeletsim.Listen(t, true)}, nil)
+	o := opts
+	o.Namespace, o.Labels = probeNS, map[string]string{"example.com/host": "test"}
+	rep, err := verify.Run(t.Context(), c, []verify.Target{target}, &o)
+	if err != nil || rep.Agree != 2 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	seen := k.Seen()
+	if len(seen) != 2 {
+		t.Fatalf("%d probe Pods in %s, want 2", len(seen), probeNS)
+	}
+	for _, p := range seen {
+		if p.Namespace != probeNS || len(p.OwnerReferences) != 0 || p.Labels[verify.LabelServiceNamespace] != ns ||
+			p.Labels["example.com/host"] != "test" || p.Labels[verify.LabelManagedBy] != verify.ManagedBy {
+			t.Errorf("Pod %s/%s: owners %+v, labels %v", p.Namespace, p.Name, p.OwnerReferences, p.Labels)
+		}
+	}
+	assertGone(t, c, probeNS)
+	assertGone(t, c, ns)
+}

@@ -109,7 +109,7 @@ func TestApplyReportsPendingChecks(t *testing.T) {
 	table := renderString(t, prep)
 	for _, want := range []string{"pending: 1 change written, not visible yet", "    not visible yet (retry-later): Service orders/api: ", "      apply again in 10s or later",
 		"    wrote: cluster: Service orders/api: ", "Wrote 2 change(s) to 2 object(s); 1 blocked, 0 failed, 2 pending (above).",
-		"Check that the fix held: 'loopguard verify --expect-fixed'"} {
+		"Check that the fix held: 'loopguard verify -n orders api reports --expect-fixed'"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}

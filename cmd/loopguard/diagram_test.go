@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,24 @@ func TestExplainDiagram(t *testing.T) {
 	}
 	if stdout, _, _ := runCLI(t, "", "explain", "tke-offer-prevent-loopback"); strings.Contains(stdout, "picture:") {
 		t.Errorf("a picture for a code that is not about a path:\n%s", stdout)
+	}
+	// -o json|yaml: the same explanation as a document, the path with it as Mermaid.
+	stdout, stderr, code := runCLI(t, "", "explain", "same-node-loop", "-o", "json")
+	var ex Explanation
+	if err := json.Unmarshal([]byte(stdout), &ex); err != nil || code != exitOK {
+		t.Fatalf("explain -o json: exit %d, %v: %s%s", code, err, stdout, stderr)
+	}
+	if ex.Kind != ExplanationKind || ex.Code != "same-node-loop" || ex.Meaning == "" || ex.Path == nil || len(ex.Path.Hops) != 5 ||
+		!strings.Contains(ex.Mermaid, "flowchart LR") || !strings.Contains(ex.Mermaid, ".-x") {
+		t.Errorf("explain -o json: %+v", ex)
+	}
+	if stdout, _, _ := runCLI(t, "", "explain", "same-node-loop", "-o", "yaml"); !strings.Contains(stdout, "kind: Explanation") || !strings.Contains(stdout, "mermaid: |") {
+		t.Errorf("explain -o yaml:\n%s", stdout)
+	}
+	if stdout, _, _ := runCLI(t, "", "explain", "tke-offer-prevent-loopback", "-o", "json"); strings.Contains(stdout, "mermaid") {
+		t.Errorf("a path for a code that is not about one:\n%s", stdout)
+	}
+	if _, stderr, code := runCLI(t, "", "explain", "same-node-loop", "-o", "svg"); code != exitInput || !strings.Contains(stderr, "want text, json or yaml") {
+		t.Errorf("-o svg: exit %d: %s", code, stderr)
 	}
 }

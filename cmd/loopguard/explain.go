@@ -9,18 +9,44 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/adapters/verify"
 	"github.com/loopguard/loopguard/internal/near"
 )
+
+// ExplanationKind is explain's -o json|yaml document.
+const ExplanationKind = "Explanation"
+
+// Explanation is what explain prints about one reason code. Path and Mermaid are the path a
+// connection takes under the rule, drawn for a typical exposure (a client Pod and a backend
+// on node-a), for the codes that are about a path.
+type Explanation struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Code       string       `json:"code"`
+	Meaning    string       `json:"meaning"`
+	Source     string       `json:"source"`
+	ToDo       string       `json:"toDo"`
+	From       string       `json:"from"`
+	Package    string       `json:"package"`
+	Listed     string       `json:"listed"`
+	Path       *verify.Path `json:"path,omitempty"`
+	Mermaid    string       `json:"mermaid,omitempty"`
+}
 
 // newExplainCommand prints what a reason code means and where it comes from, from the rule
 // tables docs/reasons.md is generated from, so the two cannot disagree.
 func newExplainCommand(stdout io.Writer, code *int) *cobra.Command {
-	return &cobra.Command{
-		Use:     "explain CODE",
+	output := "text"
+	cmd := &cobra.Command{
+		Use:     "explain CODE [-o text|json|yaml]",
 		Short:   "Print what a reason code means and where the rule comes from",
-		Example: "  loopguard explain tke-offer-prevent-loopback",
+		Example: "  loopguard explain tke-offer-prevent-loopback\n  loopguard explain same-node-loop -o yaml   # with the path as a Mermaid flowchart",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "text" && output != "json" && output != "yaml" {
+				*code = exitInput
+				return usagef("-o %q: want text, json or yaml", output)
+			}
 			want := args[0]
 			var all []string
 			for _, g := range ruleGroups() {
@@ -29,10 +55,21 @@ func newExplainCommand(stdout io.Writer, code *int) *cobra.Command {
 					if string(r.Code) != want {
 						continue
 					}
-					fmt.Fprintf(stdout, "%s\n  meaning: %s\n  source:  %s\n  to do:   %s\n  from:    %s (%s)\n  listed:  docs/reasons.md\n",
-						r.Code, r.Summary, r.Source, whatToDo(string(r.Code)), g.Title, g.Package)
-					if d, ok := explainDiagram(want); ok {
-						fmt.Fprintf(stdout, "  picture: %s\n  see it:  loopguard verify (docs/verify.md)\n", d)
+					ex := Explanation{APIVersion: ReportAPIVersion, Kind: ExplanationKind, Code: string(r.Code), Meaning: r.Summary,
+						Source: r.Source, ToDo: whatToDo(string(r.Code)), From: g.Title, Package: g.Package, Listed: "docs/reasons.md"}
+					if p, ok := explainPath(want); ok {
+						ex.Path, ex.Mermaid = &p, p.Mermaid()
+					}
+					switch output {
+					case "json":
+						return renderJSON(stdout, &ex)
+					case "yaml":
+						return renderYAML(stdout, &ex)
+					}
+					fmt.Fprintf(stdout, "%s\n  meaning: %s\n  source:  %s\n  to do:   %s\n  from:    %s (%s)\n  listed:  %s\n",
+						ex.Code, ex.Meaning, ex.Source, ex.ToDo, ex.From, ex.Package, ex.Listed)
+					if ex.Path != nil {
+						fmt.Fprintf(stdout, "  picture: %s\n  see it:  loopguard verify (docs/verify.md)\n", strings.ReplaceAll(ex.Path.Text(), "\n", "\n           "))
 					}
 					return nil
 				}
@@ -45,6 +82,8 @@ func newExplainCommand(stdout io.Writer, code *int) *cobra.Command {
 			return usagef("%s (every code: docs/reasons.md)", msg)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or yaml (json and yaml add the path as a Mermaid flowchart)")
+	return cmd
 }
 
 // commandName is how the user invoked loopguard: "kubectl loopguard" when the binary is

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/loopguard/loopguard/adapters/verify"
 	"github.com/loopguard/loopguard/core"
 )
 
-// explainDiagram is the path a connection takes under the rule a code names, drawn for a
-// typical exposure (a client Pod on node-a, a backend on node-a): what explain shows besides
-// the words. Codes that are not about a path have none.
-func explainDiagram(code string) (string, bool) {
+// explainPath is the path a connection takes under the rule a code names, for a typical
+// exposure (a client Pod on node-a, a backend on node-a): what explain draws besides the
+// words. Codes that are not about a path have none.
+func explainPath(code string) (verify.Path, bool) {
 	e := core.Exposure{
 		Object: core.ObjectRef{Kind: "Service", Namespace: "ns", Name: "svc"}, Provider: "explain",
 		Scope: core.Private, Layer: core.Layer4, Protocols: core.TCP, ProxyProtocol: core.No,
@@ -28,8 +26,7 @@ func explainDiagram(code string) (string, bool) {
 	case core.CodeLBSourceNAT:
 		e.LBSourceNAT = core.Yes
 	default:
-		return "", false
+		return verify.Path{}, false
 	}
-	p := verify.PathFor(&e, "node-a", "node-a", "VIP:80", verify.Predict(&e, "node-a"))
-	return strings.ReplaceAll(p.Text(), "\n", "\n           "), true
+	return verify.PathFor(&e, "node-a", "node-a", "VIP:80", verify.Predict(&e, "node-a")), true
 }

@@ -284,6 +284,6 @@ func renderPlanTable(w io.Writer, rep *PlanReport) error {
 	default:
 		fmt.Fprintf(w, "Wrote %d change(s) to %d object(s)%s.\n", s.Written, s.Applied+s.Pending, notDone)
 	}
-	fmt.Fprintln(w, verifyHint(applying, rep.DryRun))
+	fmt.Fprintln(w, verifyHint(applying, rep.DryRun, rep.Plans))
 	return nil
 }

@@ -86,7 +86,8 @@ fails is reported as a fix that did not hold, with the rules the verdict rested 
 Exit codes: 0 every placement agrees with the prediction (and, with --expect-fixed, works);
 1 a placement disagrees, or with --expect-fixed still fails; 2 the cluster could not be read or
 the command line is wrong; 3 a probe Pod could not run (it never started, its image could not be
-pulled) or a Service has no address to probe.`,
+pulled) or a Service has no address to probe, or verify was interrupted (Ctrl-C, SIGTERM: it
+removes its probe Pods first and prints what it has).`,
 		Example: `  loopguard verify --image ghcr.io/loopguard/loopguard:v0.1.0
   loopguard verify -n shop checkout --connections 10 -o yaml
   loopguard apply --object Service/shop/checkout && loopguard verify -n shop checkout --expect-fixed`,
@@ -184,12 +185,13 @@ pulled) or a Service has no address to probe.`,
 // verifyTargets are the LoadBalancer Services to verify: those named, else those at risk (or
 // every one with all), each with what the dialect made of it and the nodes a probe may use.
 func verifyTargets(in *inputs, names []string, all bool, stderr io.Writer) ([]verify.Target, error) {
-	var nodes []string
+	var list []*corev1.Node
 	for _, obj := range in.set.Objects {
-		if n, ok := obj.Object.(*corev1.Node); ok && nodeUsable(n) {
-			nodes = append(nodes, n.Name)
+		if n, ok := obj.Object.(*corev1.Node); ok {
+			list = append(list, n)
 		}
 	}
+	nodes := verify.UsableNodes(list)
 	d := in.entry.newDialect()
 	var out []verify.Target
 	found := map[string]bool{}
@@ -219,19 +221,6 @@ func verifyTargets(in *inputs, names []string, all bool, stderr io.Writer) ([]ve
 		}
 	}
 	return out, nil
-}
-
-// nodeUsable: Ready and not cordoned, so a Pod pinned there runs.
-func nodeUsable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func notHeld(r verify.Report) int {
@@ -334,12 +323,28 @@ func orDash(s string) string {
 }
 
 // verifyHint is the line plan and apply end with: how to see the verdict, and after apply the
-// fix, on the cluster itself.
-func verifyHint(applying, dryRun bool) string {
-	switch {
-	case !applying || dryRun:
+// fix, on the cluster itself. After a real apply it names the Services written to when they
+// share a namespace, so the line is the command to run.
+func verifyHint(applying, dryRun bool, plans []ObjectPlan) string {
+	if !applying || dryRun {
 		return "See it on the cluster: 'loopguard verify' probes each LB address from a backend's node and from another (docs/verify.md); after apply, 'loopguard verify --expect-fixed' shows whether the fix held."
-	default:
-		return "Check that the fix held: 'loopguard verify --expect-fixed' probes each LB address from a backend's node and from another (docs/verify.md)."
 	}
+	cmd := "loopguard verify --expect-fixed"
+	var ns string
+	var names []string
+	for _, p := range plans {
+		if p.Object.Kind != "Service" || (p.Status != StatusApplied && p.Status != StatusPending) {
+			continue
+		}
+		if ns != "" && p.Object.Namespace != ns {
+			names = nil
+			break
+		}
+		ns = p.Object.Namespace
+		names = append(names, p.Object.Name)
+	}
+	if len(names) > 0 {
+		cmd = fmt.Sprintf("loopguard verify -n %s %s --expect-fixed", ns, strings.Join(names, " "))
+	}
+	return "Check that the fix held: '" + cmd + "' probes each LB address from a backend's node and from another (docs/verify.md)."
 }

@@ -46,8 +46,14 @@ type rendered struct {
 // render builds deploy/<dir> with the kustomize library, as `kubectl apply -k` does.
 func render(t *testing.T, dir string) rendered {
 	t.Helper()
+	return renderPath(t, "../"+dir, dir)
+}
+
+// renderPath builds the kustomization in path; dir names it in messages.
+func renderPath(t *testing.T, path, dir string) rendered {
+	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(filesys.MakeFsOnDisk(), "../"+dir)
+	m, err := k.Run(filesys.MakeFsOnDisk(), path)
 	if err != nil {
 		t.Fatalf("kustomize build deploy/%s: %v", dir, err)
 	}

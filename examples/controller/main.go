@@ -9,18 +9,24 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/hashicorp/go-hclog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/loopguard/loopguard/adapters/controller"
+	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 	"github.com/loopguard/loopguard/providers/tencent"
@@ -46,6 +52,14 @@ func run() error {
 	webhookPort := flag.Int("webhook-port", 9443, "with --webhooks: the port the webhooks are served on")
 	denyAtRisk := flag.Bool("deny-at-risk", false, "with --webhooks: refuse at-risk Services and Ingresses instead of warning")
 	probeAddr := flag.String("health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
+	doVerify := flag.Bool("verify", false, "verify LoadBalancer Services with probe Pods when their verdict turns at-risk and after a fix, and record what was observed as their loopguard.io/Verified condition (docs/controller.md, \"Verifying\"; deploy/components/verify)")
+	verifyImage := flag.String("verify-image", "", "with --verify: the loopguard image the probe Pods run (its binary has the probe subcommand); required")
+	verifyNS := flag.String("verify-namespace", "", "with --verify: the one namespace the probe Pods run in; default: $POD_NAMESPACE, else the Pod's own namespace")
+	verifyInterval := flag.Duration("verify-interval", time.Hour, "with --verify: verify a Service at most once per interval")
+	verifyGap := flag.Duration("verify-gap", 30*time.Second, "with --verify: at least this long between two verifications, one at a time")
+	verifyAfterFix := flag.Duration("verify-after-fix", time.Minute, "with --verify and --enforce: how long after writing a fix the Service is verified (the cloud's controller carries it to the LB first)")
+	verifyConns := flag.Int("verify-connections", probe.DefaultConnections, "with --verify: connections per LB address and probe Pod")
+	verifyStart := flag.Duration("verify-start-timeout", 60*time.Second, "with --verify: how long a probe Pod may take to start")
 	flag.Parse()
 	// controller-runtime's own logs (leader election, informers) go to stderr like loopguard's.
 	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
@@ -76,6 +90,12 @@ func run() error {
 		return err
 	}
 	opts := &controller.Options{Profile: profile, Enforce: *enforce, Logger: log}
+	if *doVerify {
+		if opts.Verify, err = verifyOptions(*verifyImage, *verifyNS, *verifyConns, *verifyStart); err != nil {
+			return err
+		}
+		opts.Verify.Interval, opts.Verify.Gap, opts.Verify.AfterFix = *verifyInterval, *verifyGap, *verifyAfterFix
+	}
 	var p core.Provider
 	switch *provider {
 	case tencent.Name:
@@ -121,6 +141,37 @@ func run() error {
 	if *webhooks && gc != nil {
 		gc.SetupWebhook(mgr, &controller.WebhookOptions{DenyAtRisk: *denyAtRisk})
 	}
-	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect)
+	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect, "verify", *doVerify)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
+
+// verifyOptions are --verify's: the probe namespace defaults to the controller's own, and
+// there the probe Pods are owned by the controller's Pod (POD_NAME and POD_UID, from the
+// downward API deploy/components/verify sets), so that removing the controller removes any
+// it left.
+func verifyOptions(image, ns string, conns int, start time.Duration) (*controller.VerifyOptions, error) {
+	if image == "" {
+		return nil, errors.New("--verify needs --verify-image, the loopguard image with the probe subcommand")
+	}
+	own := os.Getenv("POD_NAMESPACE")
+	if own == "" {
+		if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
+			own = strings.TrimSpace(string(b))
+		}
+	}
+	if ns == "" {
+		ns = own
+	}
+	if ns == "" {
+		return nil, errors.New("--verify needs --verify-namespace outside a Pod")
+	}
+	o := &controller.VerifyOptions{Probe: verify.Options{Image: image, Namespace: ns, Connections: conns, StartTimeout: start}}
+	if name, uid := os.Getenv("POD_NAME"), os.Getenv("POD_UID"); name != "" && uid != "" && ns == own {
+		o.Probe.Owner = &metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: name, UID: types.UID(uid)}
+	}
+	return o, nil
+}
+
+// serviceAccountNamespace is where a Pod finds its own namespace (a variable for tests, which
+// may themselves run in a Pod).
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
