@@ -96,9 +96,10 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 			}
 		}
 	}
-	if v.impl == EnvoyGateway && req.Cluster != nil && v.envoyProxy == nil {
-		v.envoyProxy = envoyProxyOf(v.gw, v.class, req.Cluster)
+	if v.class == nil && req.Cluster != nil && v.gw.Spec.GatewayClassName != "" {
+		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
+	v.readParams(req.Cluster)
 	inner := *req
 	inner.Object = withGatewayAnnotations(v.svc, v.gw)
 	res := *req.Result
@@ -114,7 +115,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	out.Checks = append([]core.Check(nil), p.Checks...)
 	for i := range p.Changes {
 		ch := p.Changes[i]
-		if ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
+		if v.published || ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
 			out.Changes = append(out.Changes, ch)
 			continue
 		}
@@ -162,6 +163,7 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	gwKey := KeyOf(v.gw)
 	svcKey := *ch.Object
 	byTarget := map[core.ObjectKey]*core.Change{}
+	fields := map[core.ObjectKey][2]string{}
 	var order []core.ObjectKey
 	var rest []core.Edit
 	reason := ruleInfrastructure.Because(fmt.Sprintf("%s rewrites Service %s/%s from the Gateway; %s",
@@ -172,18 +174,16 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			rest = append(rest, e)
 			continue
 		}
-		target, path := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}
-		if v.envoyProxy != nil {
-			if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
-				target = core.ObjectKey{APIVersion: v.envoyProxy.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: v.envoyProxy.GetNamespace(), Name: v.envoyProxy.GetName()}
-				path = []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}}
-			}
+		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
+		if o, ok := overrideOf(v, meta, key); ok {
+			target, path, field = o.key, o.path, [2]string{o.from, o.to}
 		}
 		c, ok := byTarget[target]
 		if !ok {
 			t := target
 			c = &core.Change{By: core.WriterCluster, Object: &t, Strategy: core.StrategyApply, From: ch.From, To: ch.To, Reason: reason}
 			byTarget[target] = c
+			fields[target] = field
 			order = append(order, target)
 		}
 		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
@@ -195,11 +195,7 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	for _, k := range order {
 		c := byTarget[k]
 		// The wrapped driver's field reads metadata.annotations["key"]: the same key, moved.
-		prefix := "spec.infrastructure."
-		if k.Kind == kindEnvoyProxy {
-			prefix = "spec.provider.kubernetes.envoyService."
-		}
-		c.Field = strings.ReplaceAll(ch.Field, "metadata.", prefix)
+		c.Field = strings.ReplaceAll(ch.Field, fields[k][0], fields[k][1])
 		moved = append(moved, *c)
 	}
 	if len(rest) > 0 {
@@ -240,7 +236,9 @@ func ownResource(v *view) string {
 	case Cilium:
 		return "the CiliumGatewayClassConfig the GatewayClass's spec.parametersRef names"
 	case Contour:
-		return "the ContourDeployment the GatewayClass's spec.parametersRef names"
+		return "the ContourDeployment the GatewayClass's spec.parametersRef names (spec.envoy.networkPublishing)"
+	case KGateway:
+		return "the GatewayParameters' spec.kube.service (named by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
 	}
 	return "the implementation's own configuration"
 }

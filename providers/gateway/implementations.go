@@ -46,6 +46,13 @@ const (
 	// Istio's deployment controller also labels istio.io/gateway-name
 	// (manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml).
 	labelIstioGatewayName = "istio.io/gateway-name"
+	// kgateway's deployer renders the Service from its Helm chart with the constant label
+	// kgateway: kube-gateway (pkg/kgateway/helm/envoy/templates/_helpers.tpl,
+	// "kgateway.gateway.constLabels") beside the Gateway's ownerReference and
+	// gateway.networking.k8s.io/gateway-name (pkg/deployer/deployer.go,
+	// SetNamespaceAndOwnerWithGVK).
+	labelKGateway      = "kgateway"
+	labelKGatewayValue = "kube-gateway"
 )
 
 // controllerNames maps a GatewayClass's spec.controllerName to the implementation.
@@ -122,17 +129,13 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 	for _, ref := range svc.OwnerReferences {
 		if ref.Kind == "Gateway" && groupOf(ref) == Group {
 			o := Owner{Namespace: svc.Namespace, Name: ref.Name, By: "ownerReference Gateway " + ref.Name}
-			if l[labelIstioGatewayName] == ref.Name {
-				o.Implementation = Istio
-			}
+			o.Implementation = implementationByLabels(l, ref.Name)
 			return o, true
 		}
 	}
 	if n := l[LabelGatewayName]; n != "" {
 		o := Owner{Namespace: svc.Namespace, Name: n, By: "label " + LabelGatewayName}
-		if l[labelIstioGatewayName] == n {
-			o.Implementation = Istio
-		}
+		o.Implementation = implementationByLabels(l, n)
 		return o, true
 	}
 	// NGINX Gateway Fabric puts the Gateway's name in an annotation of the same key when it is
@@ -141,6 +144,18 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 		return Owner{Namespace: svc.Namespace, Name: n, By: "annotation " + LabelGatewayName}, true
 	}
 	return Owner{}, false
+}
+
+// implementationByLabels tells Istio and kgateway apart among the implementations that mark
+// their Service with an ownerReference or the standard label.
+func implementationByLabels(l map[string]string, gateway string) Implementation {
+	switch {
+	case l[labelIstioGatewayName] == gateway:
+		return Istio
+	case l[labelKGateway] == labelKGatewayValue:
+		return KGateway
+	}
+	return ImplementationUnknown
 }
 
 func groupOf(ref metav1.OwnerReference) string {
@@ -160,6 +175,9 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
 			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
+			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
+			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
+			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
 		}, []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
 		}

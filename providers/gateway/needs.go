@@ -86,6 +86,12 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 				}
 			}
 		}
+	case Contour:
+		return contourNeeds(v)
+	case KGateway:
+		return kgatewayNeeds(v, c)
+	case Traefik:
+		return traefikNeeds(v, v.traefik)
 	case Cilium:
 		if cm := c.ConfigMap(ciliumConfigNamespace, ciliumConfigName); cm != nil {
 			if on, err := strconv.ParseBool(cm.Data[ciliumProxyProtocol]); err == nil && on {

@@ -6,6 +6,7 @@ import "github.com/loopguard/loopguard/core"
 const (
 	srcAttribution = "docs/gateway.md#which-service-is-a-gateways (each implementation's labels, docs/sources.md#gateway-api)"
 	srcInfra       = "docs/gateway.md#fixes-go-where-the-implementation-copies-them (Gateway API GEP-1867 spec.infrastructure; Envoy Gateway internal/infrastructure/kubernetes/proxy/resource_provider.go)"
+	srcPublished   = "docs/gateway.md#which-service-is-a-gateways (Traefik pkg/provider/kubernetes/gateway/kubernetes.go StatusAddress, entryPointName; docs/sources.md#gateway-api)"
 	srcProxy       = "docs/gateway.md#what-the-proxy-expects (each implementation's PROXY protocol setting, docs/sources.md#gateway-api)"
 )
 
@@ -13,6 +14,7 @@ const (
 const (
 	CodeGeneratedService   core.Code = "gateway-generated-service"
 	CodeAssumedService     core.Code = "gateway-service-from-spec"
+	CodePublishedService   core.Code = "gateway-published-service"
 	CodeOwnedService       core.Code = "gateway-owned-service"
 	CodeProxyProtocol      core.Code = "gateway-proxy-protocol"
 	CodeProxyOptional      core.Code = "gateway-proxy-protocol-optional"
@@ -29,6 +31,9 @@ var (
 	ruleAssumedService = core.Rule{Code: CodeAssumedService,
 		Summary: "No Service generated for the Gateway is among the inputs: the Service is judged as the implementation would generate it from the Gateway (listeners, spec.infrastructure, the implementation's defaults).",
 		Source:  srcAttribution}
+	rulePublishedService = core.Rule{Code: CodePublishedService,
+		Summary: "The implementation serves the Gateway from its own LoadBalancer Service (Traefik's entry points), not one generated per Gateway: the Gateway's verdict is that Service's, and its fixes are written on that Service, which nothing rewrites from the Gateway.",
+		Source:  srcPublished}
 	ruleOwnedService = core.Rule{Code: CodeOwnedService,
 		Summary: "The Service belongs to a Gateway among the inputs; it is judged, and fixed, as that Gateway.",
 		Source:  srcAttribution}
@@ -54,6 +59,6 @@ var (
 
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
-	return []core.Rule{ruleGeneratedService, ruleAssumedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
+	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
 		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent}
 }
