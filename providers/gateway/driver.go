@@ -66,22 +66,83 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	if req == nil || req.Object == nil || req.Result == nil {
 		return d.inner.Plan(ctx, req)
 	}
+	v, ok, err := d.viewFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return d.inner.Plan(ctx, req)
+	}
+	inner := *req
+	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	res := *req.Result
+	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	inner.Result = &res
+	p, err := d.inner.Plan(ctx, &inner)
+	if err != nil {
+		return nil, err
+	}
+	return d.rewrite(v, p, req.Result.Exposure.Object), nil
+}
+
+var _ core.Remover = (*Driver)(nil)
+
+// PlanRemoval plans through the wrapped driver what loopguard set for the Gateway's Service and
+// takes it back where it was written: the Gateway's spec.infrastructure (or the
+// implementation's own resource), never the generated Service. The Reconciler then keeps only
+// the leaves loopguard's field manager owns there.
+func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	rem, ok := d.inner.(core.Remover)
+	if !ok {
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: "the wrapped driver cannot undo what it sets"}
+	}
+	if req == nil || req.Object == nil {
+		return rem.PlanRemoval(ctx, req)
+	}
+	v, ok, err := d.viewFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return rem.PlanRemoval(ctx, req)
+	}
+	inner := *req
+	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	if req.Result != nil {
+		res := *req.Result
+		res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+		inner.Result = &res
+	}
+	p, err := rem.PlanRemoval(ctx, &inner)
+	if err != nil {
+		return nil, err
+	}
+	obj := core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	if IsGateway(req.Object) {
+		obj = refOf(v.gw)
+	}
+	return d.rewrite(v, p, obj), nil
+}
+
+// viewFor is the Gateway view of a request's object: a Gateway, or a Service a Gateway's
+// implementation generated. ok is false for any other object.
+func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	var v *view
 	switch {
 	case IsGateway(req.Object):
 		gw, err := AsGateway(req.Object)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		v = d.dialect.look(gw, req.Cluster)
 	default:
 		svc, ok := req.Object.(*corev1.Service)
 		if !ok || svc == nil {
-			return d.inner.Plan(ctx, req)
+			return nil, false, nil
 		}
 		o, ok := OwnerOf(svc)
 		if !ok {
-			return d.inner.Plan(ctx, req)
+			return nil, false, nil
 		}
 		// A generated Service planned on its own (its Gateway is not among the inputs):
 		// still never written directly.
@@ -100,17 +161,14 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
 	v.readParams(req.Cluster)
-	inner := *req
-	inner.Object = withGatewayAnnotations(v.svc, v.gw)
-	res := *req.Result
-	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
-	inner.Result = &res
-	p, err := d.inner.Plan(ctx, &inner)
-	if err != nil {
-		return nil, err
-	}
+	return v, true, nil
+}
+
+// rewrite moves every change the wrapped driver planned on the generated Service to where the
+// implementation copies it from.
+func (d *Driver) rewrite(v *view, p *core.Plan, obj core.ObjectRef) *core.Plan {
 	out := *p
-	out.Object = req.Result.Exposure.Object
+	out.Object = obj
 	out.Changes = nil
 	out.Checks = append([]core.Check(nil), p.Checks...)
 	for i := range p.Changes {
@@ -124,7 +182,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		out.Changes = append(out.Changes, user...)
 		out.Checks = append(out.Checks, checks...)
 	}
-	return &out, nil
+	return &out
 }
 
 // appendMerged appends moved changes, folding one into an earlier server-side apply on the

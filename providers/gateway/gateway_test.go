@@ -419,3 +419,42 @@ func TestGeneratedServiceAloneIsFixedThroughItsGateway(t *testing.T) {
 		t.Fatalf("changes %v, want one on Gateway shop/web", p.Changes)
 	}
 }
+
+// TestRemovalGoesThroughTheGateway: taking back what loopguard set for a Gateway (Terraform's
+// destroy, an SDK's uninstall) removes it where it was written, the Gateway's
+// spec.infrastructure, never from the Service the implementation generated.
+func TestRemovalGoesThroughTheGateway(t *testing.T) {
+	profile, objs := readExample(t)
+	const key = "service.cloud.tencent.com/prevent-loopback"
+	for i, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Name == "envoy-shop-web-97375646" {
+			copied := svc.DeepCopy()
+			copied.Annotations[key] = "true" // Envoy Gateway carried loopguard's value over
+			objs[i] = copied
+		}
+	}
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.PlanRemoval(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Object != (core.ObjectRef{Kind: "Gateway", Namespace: "shop", Name: "web"}) {
+		t.Errorf("removal plan object %v, want the Gateway", p.Object)
+	}
+	if len(p.Changes) != 1 {
+		t.Fatalf("changes %v, want one", p.Changes)
+	}
+	ch := p.Changes[0]
+	if ch.Object.Kind != "Gateway" || len(ch.Edits) != 1 || !ch.Edits[0].Remove ||
+		ch.Edits[0].String() != "spec.infrastructure.annotations."+key {
+		t.Errorf("change %s, want the removal of spec.infrastructure.annotations[%s] from the Gateway", ch.String(), key)
+	}
+}

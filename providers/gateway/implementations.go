@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -181,4 +184,53 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 		}, []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
 		}
+}
+
+// Namespaces lists the namespaces, other than the Gateways' own, whose objects the Gateway
+// layer reads for the Gateways among objs: Envoy Gateway's own namespace (opts; it generates
+// the Services there) when a GatewayClass is Envoy Gateway's, and every namespace a
+// GatewayClass's spec.parametersRef names (an EnvoyProxy, ContourDeployment, NginxProxy or
+// GatewayParameters). A host that reads one namespace at a time (a Terraform resource's facts)
+// reads these too. Traefik's Service and Pods are wherever its chart installed them, which no
+// Gateway object says. opts may be nil.
+func Namespaces(objs []runtime.Object, opts *Options) []string {
+	egNS := DefaultEnvoyGatewayNamespace
+	if opts != nil && opts.EnvoyGatewayNamespace != "" {
+		egNS = opts.EnvoyGatewayNamespace
+	}
+	own := map[string]bool{}
+	seen := map[string]bool{}
+	var out []string
+	add := func(ns string) {
+		if ns != "" && !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok || u.GroupVersionKind().Group != Group {
+			continue
+		}
+		switch u.GetKind() {
+		case "Gateway":
+			own[u.GetNamespace()] = true
+		case "GatewayClass":
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			if ImplementationOf(name) == EnvoyGateway {
+				add(egNS)
+			}
+			if ns, _, _ := unstructured.NestedString(u.Object, "spec", "parametersRef", "namespace"); ns != "" {
+				add(ns)
+			}
+		}
+	}
+	kept := out[:0]
+	for _, ns := range out {
+		if !own[ns] {
+			kept = append(kept, ns)
+		}
+	}
+	sort.Strings(kept)
+	return kept
 }

@@ -252,3 +252,18 @@ func nameOf(t *testing.T, o runtime.Object) string {
 	n, _ := md["name"].(string)
 	return n
 }
+
+// TestNamespaces: a host that reads one namespace also reads Envoy Gateway's and those the
+// GatewayClasses' parametersRef name, but not the Gateways' own.
+func TestNamespaces(t *testing.T) {
+	_, objs := readImplementations(t)
+	_, exObjs := readExample(t)
+	got := gateway.Namespaces(append(objs, exObjs...), &gateway.Options{EnvoyGatewayNamespace: "eg-system"})
+	want := []string{"eg-system", "projectcontour"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
+	}
+	if got := gateway.Namespaces(objs, nil); !cmp.Equal(got, []string{"projectcontour"}) {
+		t.Errorf("without an Envoy Gateway class: %v", got)
+	}
+}
