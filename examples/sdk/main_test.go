@@ -38,6 +38,28 @@ func TestPlansTheExampleCluster(t *testing.T) {
 	}
 }
 
+// TestPlansTheGatewayExample: a Gateway is planned as a Gateway: its fix goes on its
+// spec.infrastructure.annotations, and the Service Envoy Gateway generated for it is neither
+// planned on its own nor written.
+func TestPlansTheGatewayExample(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, "../gateway", nil); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Gateway shop/web: intercept-vip",
+		`Gateway shop/web: spec.infrastructure.annotations["service.cloud.tencent.com/prevent-loopback"] (unset) → true`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "envoy-gateway-system/envoy-shop-web-97375646:") || strings.Contains(got, "Service envoy-gateway-system") {
+		t.Errorf("the generated Service is planned on its own:\n%s", got)
+	}
+}
+
 // TestAppliesAndRemovesOnARealAPIServer: what the README says examples/sdk does, against a
 // real kube-apiserver holding the manifests' Services: each plan applied (prevent-loopback
 // written on shop/checkout), then removed (the annotation gone again, other annotations
