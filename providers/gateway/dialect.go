@@ -429,6 +429,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 			if e.ProxyProtocol != core.Yes {
 				e.Notes = append(e.Notes, ruleProxyNotSent.Because(fmt.Sprintf("%s requires the PROXY protocol header on Gateway %s/%s, and nothing says the load balancer sends it.", implName(v), gw.Namespace, gw.Name)))
 			}
+		case core.No:
+			if e.ProxyProtocol == core.Yes {
+				e.Notes = append(e.Notes, ruleProxyNotExpected.Because(fmt.Sprintf("The load balancer sends a PROXY protocol header, and %s does not read one on Gateway %s/%s: %s",
+					implName(v), gw.Namespace, gw.Name, need.msg)))
+			}
 		default:
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
 		}

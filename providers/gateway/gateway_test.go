@@ -458,3 +458,40 @@ func TestRemovalGoesThroughTheGateway(t *testing.T) {
 		t.Errorf("change %s, want the removal of spec.infrastructure.annotations[%s] from the Gateway", ch.String(), key)
 	}
 }
+
+// TestProxyProtocolNotExpected: the other direction. Where one object holds the
+// implementation's whole PROXY setting (Contour's ContourDeployment, NGINX Gateway Fabric's
+// NginxProxy, Cilium's cilium-config) and the load balancer sends the header while that setting
+// is off, the report says connections through the LB break; where the object is not among the
+// inputs, or the implementation expects the header, it says nothing of the sort.
+func TestProxyProtocolNotExpected(t *testing.T) {
+	const lbSends = `annotations: {load-balancer.hetzner.cloud/uses-proxyprotocol: "true"}`
+	cases := map[string]struct {
+		objs string
+		want bool
+	}{
+		"ContourDefaults":            {want: true, objs: class("projectcontour.io/gateway-controller", "") + gw("", lbSends)},
+		"ContourDeploymentOff":       {want: true, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends) + "\n---\napiVersion: projectcontour.io/v1alpha1\nkind: ContourDeployment\nmetadata: {name: cd, namespace: projectcontour}\nspec: {}"},
+		"ContourDeploymentOn":        {want: false, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends) + "\n---\napiVersion: projectcontour.io/v1alpha1\nkind: ContourDeployment\nmetadata: {name: cd, namespace: projectcontour}\nspec: {runtimeSettings: {envoy: {listener: {useProxyProtocol: true}}}}"},
+		"ContourDeploymentAbsent":    {want: false, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends)},
+		"ContourLBSendsNone":         {want: false, objs: class("projectcontour.io/gateway-controller", "") + gw("", "")},
+		"NGINXGatewayFabricDefaults": {want: true, objs: class("gateway.nginx.org/nginx-gateway-controller", "") + gw("", lbSends)},
+		"CiliumConfigOff":            {want: true, objs: class("io.cilium/gateway-controller", "") + gw("", lbSends) + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cilium-config, namespace: kube-system}\ndata: {enable-gateway-api-proxy-protocol: \"false\"}"},
+		"CiliumConfigAbsent":         {want: false, objs: class("io.cilium/gateway-controller", "") + gw("", lbSends)},
+		"EnvoyGatewayUnknown":        {want: false, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", lbSends)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
+			res := evaluate(t, d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if got := hasCode(res.Exposure.Notes, gateway.CodeProxyNotExpected); got != tc.want {
+				t.Errorf("note %s = %v, want %v; notes %v, LB PROXY %v", gateway.CodeProxyNotExpected, got, tc.want, codes(res.Exposure.Notes), res.Exposure.ProxyProtocol)
+			}
+		})
+	}
+}

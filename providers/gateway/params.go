@@ -109,15 +109,21 @@ func gatewayParametersOf(v *view, c *core.Cluster) map[string]any {
 // proxy_protocol listener filter with its defaults on every listener
 // (internal/xdscache/v3/listener.go, internal/envoy/v3/listener.go ProxyProtocol), which
 // refuses a connection without the header.
+//
+// The ContourDeployment is the provisioner's only source of that setting, so when the class
+// names none, or the one it names is among the inputs and leaves it off, Envoy reads no header.
 func contourNeeds(v *view) (need, bool) {
 	cd := v.contourDeployment
 	if cd == nil {
+		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
+			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true
+		}
 		return need{}, false
 	}
 	if on, ok, _ := unstructured.NestedBool(cd.Object, "spec", "runtimeSettings", "envoy", "listener", "useProxyProtocol"); ok && on {
 		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true
 	}
-	return need{}, false
+	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true
 }
 
 // kgatewayNeeds: a ListenerPolicy (api/v1alpha1/kgateway/listener_policy_types.go) in the

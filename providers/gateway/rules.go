@@ -22,6 +22,7 @@ const (
 	CodeImplementationOwns core.Code = "gateway-implementation-owns-field"
 	CodeListeners          core.Code = "gateway-listeners"
 	CodeProxyNotSent       core.Code = "gateway-proxy-protocol-not-sent"
+	CodeProxyNotExpected   core.Code = "gateway-proxy-protocol-not-expected"
 )
 
 var (
@@ -52,6 +53,9 @@ var (
 	ruleProxyNotSent = core.Rule{Code: CodeProxyNotSent,
 		Summary: "The implementation requires a PROXY protocol header, but nothing loopguard reads says the load balancer sends one: connections from outside the cluster fail too until the LB's PROXY protocol is turned on (through spec.infrastructure.annotations).",
 		Source:  srcProxy}
+	ruleProxyNotExpected = core.Rule{Code: CodeProxyNotExpected,
+		Summary: "The load balancer sends a PROXY protocol header, but the implementation's whole setting, as loopguard read it, has its proxy read none: it takes the header for the start of the request, so connections through the load balancer fail until the implementation is told to expect it.",
+		Source:  srcProxy}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
@@ -60,5 +64,5 @@ var (
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
 	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent}
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected}
 }
