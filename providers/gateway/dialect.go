@@ -179,6 +179,8 @@ type view struct {
 	contourDeployment *unstructured.Unstructured
 	// gatewayParameters is kgateway's spec.kube.service for this Gateway, when known.
 	gatewayParameters map[string]any
+	// nginxProxies are NGINX Gateway Fabric's NginxProxies for this Gateway, its own first.
+	nginxProxies []*unstructured.Unstructured
 	// published: the Service is the implementation's own (Traefik's), not generated for the
 	// Gateway; nothing rewrites it from the Gateway, so its fixes stay on it.
 	published bool
@@ -339,6 +341,26 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		// spec.kubernetes.service says otherwise.
 		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		// The Gateway's NginxProxy first, then its class's (nginxProxies' order): the first that
+		// sets a field wins; its service patches, applied last (buildNginxService,
+		// applyPatches), set annotations over the Gateway's.
+		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
+			sc, _, _ := unstructured.NestedMap(v.nginxProxies[i].Object, "spec", "kubernetes", "service")
+			if t, ok := sc["type"].(string); ok && t != "" {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+			if p, ok := sc["externalTrafficPolicy"].(string); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+		}
+		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
+			for k, val := range nginxPatchAnnotations(v.nginxProxies[i]) {
+				if svc.Annotations == nil {
+					svc.Annotations = map[string]string{}
+				}
+				svc.Annotations[k] = val
+			}
+		}
 	case Cilium:
 		svc.Name = "cilium-gateway-" + gw.Name
 		svc.Labels[labelCiliumOwning] = gw.Name

@@ -224,6 +224,8 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	fields := map[core.ObjectKey][2]string{}
 	var order []core.ObjectKey
 	var rest []core.Edit
+	patched := map[core.ObjectKey][]core.Edit{}
+	var patchedOrder []core.ObjectKey
 	reason := ruleInfrastructure.Because(fmt.Sprintf("%s rewrites Service %s/%s from the Gateway; %s",
 		implName(v), v.svc.Namespace, v.svc.Name, ch.Reason.Message))
 	for _, e := range ch.Edits {
@@ -234,6 +236,13 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 		}
 		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
 		if o, ok := overrideOf(v, meta, key); ok {
+			if o.userOwned {
+				if _, seen := patched[o.key]; !seen {
+					patchedOrder = append(patchedOrder, o.key)
+				}
+				patched[o.key] = append(patched[o.key], e)
+				continue
+			}
 			target, path, field = o.key, o.path, [2]string{o.from, o.to}
 		}
 		c, ok := byTarget[target]
@@ -267,6 +276,17 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			implName(v), v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ownResource(v), ch.Reason.Message))
 		user = append(user, u)
 	}
+	for _, k := range patchedOrder {
+		names := make([]string, len(patched[k]))
+		for i, e := range patched[k] {
+			names[i] = e.String()
+		}
+		u := *ch
+		u.By, u.Edits, u.Strategy = core.WriterUser, patched[k], ""
+		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's spec.kubernetes.service.patches to Service %s/%s after the Gateway's annotations, and a patch there sets %s: change that patch (loopguard does not edit a patch list). %s",
+			implName(v), k.Kind, k.Namespace, k.Name, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ch.Reason.Message))
+		user = append(user, u)
+	}
 	return moved, user, checks
 }
 
@@ -288,7 +308,7 @@ func ownResource(v *view) string {
 	case EnvoyGateway:
 		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
 	case NGINXGatewayFabric:
-		return "the NginxProxy's spec.kubernetes.service (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
+		return "the NginxProxy's spec.kubernetes.service, or its patches (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
 	case Istio:
 		return "the ConfigMap the Gateway's spec.infrastructure.parametersRef names (Istio's customization of generated resources)"
 	case Cilium:

@@ -267,3 +267,80 @@ func TestNamespaces(t *testing.T) {
 		t.Errorf("without an Envoy Gateway class: %v", got)
 	}
 }
+
+// TestNGINXGatewayFabricPatches: NGINX Gateway Fabric applies its NginxProxy's service patches
+// after the Gateway's annotations, so a key a patch sets is read from the patch (here, a
+// private CLB through a JSON patch) and a fix of that key is a change for the user on the
+// NginxProxy, not a Gateway write that would never win.
+func TestNGINXGatewayFabricPatches(t *testing.T) {
+	const key = "service.cloud.tencent.com/prevent-loopback"
+	profile, nodes := readExample(t)
+	var objs []runtime.Object
+	for _, o := range nodes {
+		if k := o.GetObjectKind().GroupVersionKind().Kind; k == "Node" || k == "Pod" {
+			objs = append(objs, o)
+		}
+	}
+	objs = append(objs, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec:
+  controllerName: gateway.nginx.org/nginx-gateway-controller
+  parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np, namespace: nginx-gateway}
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: nginx-gateway}
+spec:
+  kubernetes:
+    service:
+      externalTrafficPolicy: Cluster
+      patches:
+      - type: JSONPatch
+        value:
+        - {op: add, path: /metadata/annotations/service.kubernetes.io~1qcloud-loadbalancer-internal-subnetid, value: subnet-3f9a2c1d}
+      - value: {metadata: {annotations: {service.cloud.tencent.com/prevent-loopback: "false"}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, port: 80, protocol: HTTP}]`)...)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := find(t, objs, "Gateway", "shop", "web")
+	res := evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), nil), gw, c, profile.Policy)
+	if res.Exposure.Scope != core.Private {
+		t.Errorf("LB scope %q: the JSON patch's internal-subnet annotation was not read", res.Exposure.Scope)
+	}
+	if !strings.Contains(res.Exposure.Reasons[0].Message, "externalTrafficPolicy Cluster") {
+		t.Errorf("first reason %q: the NginxProxy's externalTrafficPolicy was not read", res.Exposure.Reasons[0].Message)
+	}
+	if res.Decision.Remedy != core.InterceptVIP {
+		t.Fatalf("decision %s, want intercept-vip (the change to place)", res.Decision.Remedy)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gw, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user bool
+	for _, ch := range p.Changes {
+		switch {
+		case ch.By == core.WriterUser && len(ch.Edits) == 1 && ch.Edits[0].String() == "metadata.annotations."+key &&
+			strings.Contains(ch.Reason.Message, "NginxProxy nginx-gateway/np's spec.kubernetes.service.patches"):
+			user = true
+		case ch.By == core.WriterCluster && ch.Object != nil:
+			t.Errorf("a write loopguard cannot win: %s", ch.String())
+		}
+	}
+	if !user {
+		t.Errorf("no change for the user on the NginxProxy's patch: %v", p.Changes)
+	}
+}

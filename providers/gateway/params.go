@@ -38,7 +38,49 @@ func (v *view) readParams(c *core.Cluster) {
 		if v.gatewayParameters == nil {
 			v.gatewayParameters = gatewayParametersOf(v, c)
 		}
+	case NGINXGatewayFabric:
+		if v.nginxProxies == nil {
+			v.nginxProxies = nginxProxies(v, c)
+		}
 	}
+}
+
+// nginxPatchAnnotations are the Service annotations an NginxProxy's
+// spec.kubernetes.service.patches set: NGINX Gateway Fabric applies them to the Service it built
+// from the Gateway (internal/controller/provisioner/objects.go, buildNginxService,
+// applyPatches; StrategicMerge by default, Merge, or JSONPatch), so they win over
+// spec.infrastructure.annotations.
+func nginxPatchAnnotations(np *unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	patches, _, _ := unstructured.NestedSlice(np.Object, "spec", "kubernetes", "service", "patches")
+	for _, item := range patches {
+		p, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch p["type"] {
+		case nil, "StrategicMerge", "Merge":
+			value, _ := p["value"].(map[string]any)
+			ann, _, _ := unstructured.NestedStringMap(value, "metadata", "annotations")
+			for k, val := range ann {
+				out[k] = val
+			}
+		case "JSONPatch":
+			ops, _ := p["value"].([]any)
+			for _, o := range ops {
+				op, ok := o.(map[string]any)
+				if !ok || (op["op"] != "add" && op["op"] != "replace") {
+					continue
+				}
+				path, _ := op["path"].(string)
+				key, ok := strings.CutPrefix(path, "/metadata/annotations/")
+				if val, isString := op["value"].(string); ok && isString {
+					out[strings.NewReplacer("~1", "/", "~0", "~").Replace(key)] = val
+				}
+			}
+		}
+	}
+	return out
 }
 
 // contourDeploymentOf is the ContourDeployment Contour's gateway provisioner reads for the
@@ -209,6 +251,9 @@ type override struct {
 	path []core.PathElem
 	// from → to rewrites the cloud driver's field text (metadata.annotations["k"]).
 	from, to string
+	// userOwned: the value sits where loopguard cannot write it as a field of its own (a
+	// patch in a list): the change is the user's, on key's object.
+	userOwned bool
 }
 
 func overrideOf(v *view, meta, key string) (override, bool) {
@@ -219,6 +264,13 @@ func overrideOf(v *view, meta, key string) (override, bool) {
 			return override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
 				path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}},
 				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}, true
+		}
+	case v.impl == NGINXGatewayFabric && meta == "annotations":
+		for _, np := range v.nginxProxies {
+			if _, set := nginxPatchAnnotations(np)[key]; set {
+				// A patch entry is not a field loopguard can own: the user changes it.
+				return override{userOwned: true, key: core.ObjectKey{APIVersion: np.GetAPIVersion(), Kind: kindNginxProxy, Namespace: np.GetNamespace(), Name: np.GetName()}}, true
+			}
 		}
 	case v.contourDeployment != nil && meta == "annotations":
 		if _, set := stringMap(contourPublishing(v.contourDeployment), "serviceAnnotations")[key]; set {
