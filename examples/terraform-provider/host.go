@@ -311,12 +311,7 @@ func (h *host) facts(ctx context.Context, ns string) ([]runtime.Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range more {
-			// Nodes, kube-system's ConfigMaps and cluster-scoped objects came with the first read.
-			if m, ok := o.(interface{ GetNamespace() string }); ok && m.GetNamespace() == other {
-				objs = append(objs, o)
-			}
-		}
+		objs = append(objs, gateway.ForGateways(more, other, ns)...)
 	}
 	return objs, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -233,4 +234,39 @@ func Namespaces(objs []runtime.Object, opts *Options) []string {
 	}
 	sort.Strings(kept)
 	return kept
+}
+
+// ForGateways keeps, of the objects a host read from one of the namespaces Namespaces named,
+// what the Gateway layer reads for the Gateways of namespace gatewayNS: the Services their
+// implementation generated for them, those Services' EndpointSlices, and the namespace's custom
+// objects (an EnvoyProxy, a ContourDeployment, a TkeServiceConfig beside a generated Service).
+// The namespace's other Services, Pods and cluster-wide objects are left out: a host asked
+// about one namespace reports that namespace's exposures only, and has the rest already.
+func ForGateways(objs []runtime.Object, namespace, gatewayNS string) []runtime.Object {
+	services := map[string]bool{}
+	for _, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Namespace == namespace {
+			if owner, ok := OwnerOf(svc); ok && owner.Namespace == gatewayNS {
+				services[svc.Name] = true
+			}
+		}
+	}
+	var out []runtime.Object
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *corev1.Service:
+			if x.Namespace == namespace && services[x.Name] {
+				out = append(out, o)
+			}
+		case *discoveryv1.EndpointSlice:
+			if x.Namespace == namespace && services[x.Labels[discoveryv1.LabelServiceName]] {
+				out = append(out, o)
+			}
+		case *unstructured.Unstructured:
+			if x.GetNamespace() == namespace {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
