@@ -178,6 +178,24 @@ metadata: {name: p, namespace: edge}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}]
   proxyProtocol: {}`},
+		"EnvoyGatewayTargetSelector": {want: core.Yes, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") +
+			strings.Replace(gw("", ""), "  namespace: edge\n", "  namespace: edge\n  labels: {tier: edge}\n", 1) + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetSelectors: [{kind: Gateway, matchExpressions: [{key: tier, operator: In, values: [edge, internal]}]}]
+  proxyProtocol: {}`},
+		"EnvoyGatewayTargetSelectorOther": {want: core.Unknown, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") +
+			strings.Replace(gw("", ""), "  namespace: edge\n", "  namespace: edge\n  labels: {tier: edge}\n", 1) + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetSelectors: [{kind: Gateway, matchLabels: {tier: internal}}]
+  proxyProtocol: {}`},
 		"NGINXGatewayFabricClassParameters": {want: core.Yes, objs: class("gateway.nginx.org/nginx-gateway-controller", "{group: gateway.nginx.org, kind: NginxProxy, name: np, namespace: nginx-gateway}") + gw("", "") + `
 ---
 apiVersion: gateway.nginx.org/v1alpha2

@@ -52,7 +52,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		// spec.enableProxyProtocol; a policy targets Gateways by targetRefs (or the older
 		// singular targetRef) in the Gateway's namespace.
 		for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-			if p.GetNamespace() != gw.Namespace || !targets(p, gw.Name) {
+			if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
 				continue
 			}
 			if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {

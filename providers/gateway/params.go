@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -213,8 +216,10 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 	return need{}, false
 }
 
-// selects reports whether a policy's targetSelectors pick a Gateway with these labels
-// (matchLabels, all of them).
+// selects reports whether a policy's targetSelectors pick a Gateway of the policy's namespace
+// with these labels (matchLabels and matchExpressions: kgateway's LocalPolicyTargetSelector,
+// Envoy Gateway's TargetSelector, api/v1alpha1/policy_helpers.go). A selector that reaches
+// into other namespaces (Envoy Gateway's namespaces, with a ReferenceGrant) is not followed.
 func selects(p *unstructured.Unstructured, gwLabels map[string]string) bool {
 	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
 	for _, s := range sels {
@@ -222,17 +227,15 @@ func selects(p *unstructured.Unstructured, gwLabels map[string]string) bool {
 		if !ok || m["kind"] != "Gateway" || (m["group"] != nil && m["group"] != Group) {
 			continue
 		}
-		ml, _, _ := unstructured.NestedStringMap(m, "matchLabels")
-		if len(ml) == 0 {
+		var ls metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"matchLabels": m["matchLabels"], "matchExpressions": m["matchExpressions"]}, &ls); err != nil {
 			continue
 		}
-		all := true
-		for k, val := range ml {
-			if gwLabels[k] != val {
-				all = false
-			}
+		if len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0 {
+			continue // an empty selector is not read as "every Gateway"
 		}
-		if all {
+		sel, err := metav1.LabelSelectorAsSelector(&ls)
+		if err == nil && sel.Matches(labels.Set(gwLabels)) {
 			return true
 		}
 	}
