@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -111,6 +112,14 @@ func run(ctx context.Context, w io.Writer, dir string, cfg *rest.Config) error {
 			continue
 		}
 		out, err := rec.Apply(ctx, plan)
+		var pending *core.RetryError
+		if errors.As(err, &pending) {
+			// Written, and another controller has yet to act on it (a Gateway's implementation
+			// copying the value to the Service it generated): a platform SDK requeues after
+			// pending.After; this example reports it and goes on.
+			fmt.Fprintln(w, "  pending:", pending.Error())
+			err = nil
+		}
 		if err != nil {
 			return fmt.Errorf("apply %s: %w", plan.Object, err)
 		}

@@ -108,6 +108,9 @@ func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.
 	}
 	inner := *req
 	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	if req.Reader != nil && !v.published {
+		inner.Reader = rendered{ClusterReader: req.Reader, v: v}
+	}
 	if req.Result != nil {
 		res := *req.Result
 		res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
@@ -122,6 +125,47 @@ func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.
 		obj = refOf(v.gw)
 	}
 	return d.rewrite(v, p, obj), nil
+}
+
+// rendered reads live objects for the wrapped driver's removal plan, with the generated Service
+// as its implementation renders it from what is written now: the live Gateway's
+// spec.infrastructure annotations and labels over the live Service's (but not a key the
+// implementation takes from its own resource instead). A value loopguard wrote on the Gateway
+// that the implementation has not copied yet is then found, and taken back from the Gateway.
+type rendered struct {
+	core.ClusterReader
+	v *view
+}
+
+func (r rendered) Get(ctx context.Context, key core.ObjectKey) (*unstructured.Unstructured, error) {
+	u, err := r.ClusterReader.Get(ctx, key)
+	if err != nil || u == nil || !isService(&key, r.v.svc) {
+		return u, err
+	}
+	gw, err := r.ClusterReader.Get(ctx, KeyOf(r.v.gw))
+	if err != nil || gw == nil {
+		return u, err
+	}
+	out := u.DeepCopy()
+	for _, meta := range []string{"annotations", "labels"} {
+		infra, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", meta)
+		if len(infra) == 0 {
+			continue
+		}
+		cur, _, _ := unstructured.NestedStringMap(out.Object, "metadata", meta)
+		if cur == nil {
+			cur = map[string]string{}
+		}
+		for k, val := range infra {
+			if _, elsewhere := overrideOf(r.v, meta, k); !elsewhere {
+				cur[k] = val
+			}
+		}
+		if err := unstructured.SetNestedStringMap(out.Object, cur, "metadata", meta); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // viewFor is the Gateway view of a request's object: a Gateway, or a Service a Gateway's
