@@ -122,18 +122,55 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 		For(gw).
 		// The generated Service changes (created, its endpoints, an annotation copied): the
 		// Gateway's verdict may change with it.
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			if svc, ok := o.(*corev1.Service); ok {
-				if owner, ok := gateway.OwnerOf(svc); ok {
-					return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}}}
-				}
-			}
-			return nil
-		}))
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(g.gatewaysOf))
 	if err := b.Complete(reconcile.Func(g.reconcile)); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// gatewaysOf maps a Service to the Gateways judged through it: the one whose implementation
+// generated it, or, for a LoadBalancer Service no Gateway generated, every Gateway of a class
+// whose implementation serves its Gateways from its own Service (Traefik, docs/gateway.md), since
+// that Service names no Gateway.
+func (g *GatewayController) gatewaysOf(ctx context.Context, o client.Object) []reconcile.Request {
+	svc, ok := o.(*corev1.Service)
+	if !ok {
+		return nil
+	}
+	if owner, ok := gateway.OwnerOf(svc); ok {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}}}
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return nil
+	}
+	classes := &unstructured.UnstructuredList{}
+	classes.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayClassList"))
+	if err := g.cache.List(ctx, classes); err != nil {
+		return nil
+	}
+	published := map[string]bool{}
+	for _, c := range classes.Items {
+		name, _, _ := unstructured.NestedString(c.Object, "spec", "controllerName")
+		if gateway.ImplementationOf(name) == gateway.Traefik {
+			published[c.GetName()] = true
+		}
+	}
+	if len(published) == 0 {
+		return nil
+	}
+	gws := &unstructured.UnstructuredList{}
+	gws.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayList"))
+	if err := g.cache.List(ctx, gws); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, gw := range gws.Items {
+		if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); published[class] {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.GetNamespace(), Name: gw.GetName()}})
+		}
+	}
+	return out
 }
 
 func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

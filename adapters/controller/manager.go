@@ -2,6 +2,7 @@ package controller
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -139,6 +140,19 @@ func slimPod(obj any) (any, error) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			slim.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	// Traefik's static configuration is its arguments: the Service it publishes Gateways from
+	// and its entry points (providers/gateway, docs/gateway.md). Only those arguments are kept.
+	for _, c := range p.Spec.Containers {
+		var kept []string
+		for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+			if l := strings.ToLower(a); strings.HasPrefix(l, "--providers.kubernetesgateway") || strings.HasPrefix(l, "--entrypoints.") {
+				kept = append(kept, a)
+			}
+		}
+		if len(kept) > 0 {
+			slim.Spec.Containers = append(slim.Spec.Containers, corev1.Container{Name: c.Name, Args: kept})
 		}
 	}
 	return slim, nil

@@ -36,3 +36,12 @@ func isGateway(obj runtime.Object) bool { return gateway.IsGateway(obj) }
 func gatewayResources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 	return gateway.Resources()
 }
+
+// gatewayNamespaces are the other namespaces scan -n reads for the Gateways among objs (Envoy
+// Gateway's, the GatewayClasses' parameters).
+func gatewayNamespaces(objs []runtime.Object) []string { return gateway.Namespaces(objs, nil) }
+
+// forGateways keeps, of what was read from namespace ns, what the Gateways of gatewayNS need.
+func forGateways(objs []runtime.Object, ns, gatewayNS string) []runtime.Object {
+	return gateway.ForGateways(objs, ns, gatewayNS)
+}

@@ -143,10 +143,23 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 		src.Name = where
 	}
 	gwNamespaced, gwCluster := gatewayResources()
-	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Namespace: l.namespace,
-		Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster})
+	opts := func(ns string) *kube.GatherOptions {
+		return &kube.GatherOptions{Namespace: ns, Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster}
+	}
+	objs, err := kube.Gather(ctx, cfg, opts(l.namespace))
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
+	}
+	if l.namespace != "" {
+		// A Gateway's implementation may keep its Service (Envoy Gateway) or its parameters
+		// (a GatewayClass's parametersRef) elsewhere: read those, and only those, too.
+		for _, other := range gatewayNamespaces(objs) {
+			more, err := kube.Gather(ctx, cfg, opts(other))
+			if err != nil {
+				return nil, fmt.Errorf("read the cluster (%s, namespace %s for its Gateways): %w", src.Name, other, err)
+			}
+			objs = append(objs, forGateways(more, other, l.namespace)...)
+		}
 	}
 	set := &manifest.Set{Objects: make([]manifest.Object, len(objs))}
 	for i, o := range objs {

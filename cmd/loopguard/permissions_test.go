@@ -26,7 +26,7 @@ func TestPermissionsDocListsTheActions(t *testing.T) {
 			t.Errorf("docs/permissions.md does not name %s", a)
 		}
 	}
-	for _, f := range []string{"deploy/base/rbac.yaml", "deploy/enforce/rbac.yaml", "TestRBACReportOnly", "TestRBACEnforce"} {
+	for _, f := range []string{"deploy/base/rbac.yaml", "deploy/components/enforce/rbac.yaml", "TestRBACReportOnly", "TestRBACEnforce"} {
 		if !strings.Contains(string(doc), f) {
 			t.Errorf("docs/permissions.md does not point at %s", f)
 		}

@@ -1,11 +1,12 @@
 // Command sdk is the platform-SDK use of loopguard a user copies: read a cluster's manifests,
-// evaluate every LoadBalancer Service and Ingress with the TKE dialect and print the plan that
-// would fix each one; given a kubeconfig, apply each plan to that cluster (server-side apply
+// evaluate every LoadBalancer Service, Ingress and Gateway (Gateway API, through the Service its
+// implementation generates) with the TKE dialect and print the plan that would fix each one; given a kubeconfig, apply each plan to that cluster (server-side apply
 // under the "loopguard" field manager) and then remove what it set, as a platform SDK's
 // install and uninstall would.
 //
 //	go run ./examples/sdk examples/manifests                          # plan only, offline
 //	go run ./examples/sdk --kubeconfig ~/.kube/config examples/manifests  # plan, apply, remove
+//	go run ./examples/sdk examples/gateway                           # Gateways: fixed on the Gateway
 //
 // With a kubeconfig the manifests' Services, Ingresses and TkeServiceConfigs must exist in
 // that cluster (kubectl apply -f them first); the facts still come from the manifests.
@@ -13,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +27,7 @@ import (
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/adapters/manifest"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -70,11 +73,15 @@ func run(ctx context.Context, w io.Writer, dir string, cfg *rest.Config) error {
 		return err
 	}
 
-	// One value for the cloud; without a ClusterWriter the Reconciler only plans.
-	prov, err := tencent.NewProvider(&tencent.DriverOptions{Allowlists: profile.Allowlists})
+	// One value for the cloud; without a ClusterWriter the Reconciler only plans. The Gateway
+	// API layer around it judges a Gateway through the Service its implementation generated
+	// and plans the fix on the Gateway's spec.infrastructure (or the implementation's own
+	// resource), never on that Service; Services and Ingresses are planned as without it.
+	tke, err := tencent.NewProvider(&tencent.DriverOptions{Allowlists: profile.Allowlists})
 	if err != nil {
 		return err
 	}
+	prov := gateway.Wrap(tke, nil)
 	opts := []core.ReconcilerOption{core.WithPolicy(profile.Policy)}
 	if cfg != nil {
 		writer, err := kube.NewWriter(cfg, nil)
@@ -105,6 +112,14 @@ func run(ctx context.Context, w io.Writer, dir string, cfg *rest.Config) error {
 			continue
 		}
 		out, err := rec.Apply(ctx, plan)
+		var pending *core.RetryError
+		if errors.As(err, &pending) {
+			// Written, and another controller has yet to act on it (a Gateway's implementation
+			// copying the value to the Service it generated): a platform SDK requeues after
+			// pending.After; this example reports it and goes on.
+			fmt.Fprintln(w, "  pending:", pending.Error())
+			err = nil
+		}
 		if err != nil {
 			return fmt.Errorf("apply %s: %w", plan.Object, err)
 		}

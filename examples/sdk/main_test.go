@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
@@ -35,6 +39,28 @@ func TestPlansTheExampleCluster(t *testing.T) {
 	}
 	if strings.Contains(got, "applied:") {
 		t.Errorf("without a kubeconfig something was applied:\n%s", got)
+	}
+}
+
+// TestPlansTheGatewayExample: a Gateway is planned as a Gateway: its fix goes on its
+// spec.infrastructure.annotations, and the Service Envoy Gateway generated for it is neither
+// planned on its own nor written.
+func TestPlansTheGatewayExample(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, "../gateway", nil); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Gateway shop/web: intercept-vip",
+		`Gateway shop/web: spec.infrastructure.annotations["service.cloud.tencent.com/prevent-loopback"] (unset) → true`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "envoy-gateway-system/envoy-shop-web-97375646:") || strings.Contains(got, "Service envoy-gateway-system") {
+		t.Errorf("the generated Service is planned on its own:\n%s", got)
 	}
 }
 
@@ -109,5 +135,106 @@ func TestAppliesAndRemovesOnARealAPIServer(t *testing.T) {
 	}
 	if v, ok := svc.Annotations[tencent.AnnotationPreventLoopback]; ok {
 		t.Errorf("after remove shop/checkout still has prevent-loopback %q", v)
+	}
+}
+
+// TestAppliesAndRemovesAGatewayOnARealAPIServer: examples/sdk on examples/gateway against a real
+// kube-apiserver serving Gateway API: shop/web's remedy is written on the Gateway's
+// spec.infrastructure.annotations and never on the Service Envoy Gateway generated; with no
+// implementation running to copy it there, the check is reported pending instead of failing
+// the run; then the removal takes the value back from the Gateway.
+func TestAppliesAndRemovesAGatewayOnARealAPIServer(t *testing.T) {
+	modDir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(modDir)), "config", "crd", "standard", "*.yaml"))
+	crds := []string{"../../providers/tencent/crds"}
+	for _, f := range files {
+		if !strings.Contains(filepath.Base(f), "_vap_") {
+			crds = append(crds, f)
+		}
+	}
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	ctx := context.Background()
+	var r manifest.Reader
+	set, errs := r.Read("../gateway")
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+	dyn, err := dynamic.NewForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := map[string]bool{}
+	for _, o := range set.Objects {
+		u := &unstructured.Unstructured{}
+		if u.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object); err != nil {
+			t.Fatal(err)
+		}
+		switch u.GetKind() {
+		case "Service", "Gateway", "GatewayClass":
+		default:
+			continue // Envoy Gateway's own kinds are not served here
+		}
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameRoot {
+			u.SetNamespace("") // the reader gives every object a namespace; a GatewayClass has none
+		}
+		if ns := u.GetNamespace(); ns != "" && !namespaces[ns] {
+			namespaces[ns] = true
+			if _, err := srv.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unstructured.RemoveNestedField(u.Object, "status")
+		if _, err := dyn.Resource(m.Resource).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{FieldManager: "envoy-gateway"}); err != nil {
+			t.Fatalf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := run(ctx, &out, "../gateway", srv.Config()); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	const remedy = `spec.infrastructure.annotations["service.cloud.tencent.com/prevent-loopback"]`
+	for _, want := range []string{
+		"applied: cluster Gateway shop/web: " + remedy + " (unset) → true",
+		"pending: ",
+		"removed: cluster Gateway shop/web: " + remedy + " true → (unset)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	svc, err := srv.Client().CoreV1().Services("envoy-gateway-system").Get(ctx, "envoy-shop-web-97375646", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range svc.ManagedFields {
+		if m.Manager == "loopguard" {
+			t.Errorf("the SDK wrote the Service Envoy Gateway generated: %s", m.FieldsV1.Raw)
+		}
+	}
+	gw, err := dyn.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infra, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", "annotations")
+	if _, still := infra[tencent.AnnotationPreventLoopback]; still || infra["service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"] == "" {
+		t.Errorf("after remove the Gateway's spec.infrastructure.annotations are %v: want loopguard's value gone, the user's kept", infra)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/adapters/terraform"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 	"github.com/loopguard/loopguard/providers/tencent"
 	"github.com/loopguard/loopguard/providers/volcengine"
@@ -143,6 +144,17 @@ func newHost(ctx context.Context, cfg hostConfig) (*host, terraform.Diagnostics)
 		h.newProv = func(context.Context, runtime.Object) (core.Provider, error) { return kubernetes.NewProvider(nil), nil }
 	default:
 		return nil, terraform.Diagnostics{{Severity: terraform.Error, Attribute: "cloud", Summary: fmt.Sprintf("unknown cloud %q", cfg.cloud), Detail: "cloud must be " + strings.Join(clouds, ", ") + "."}}
+	}
+	// Every cloud's provider with the Gateway API layer: kind = "Gateway" is judged through the
+	// Service its implementation generated and fixed where the implementation copies from
+	// (providers/gateway); a Service or an Ingress is planned as without it.
+	cloudProv := h.newProv
+	h.newProv = func(ctx context.Context, obj runtime.Object) (core.Provider, error) {
+		p, err := cloudProv(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		return gateway.Wrap(p, nil), nil
 	}
 	return h, warnings
 }
@@ -276,10 +288,30 @@ func (h *host) backend(ctx context.Context) (*terraform.Backend, error) {
 	return &terraform.Backend{
 		Provider: h.newProv,
 		Cluster:  w,
-		Facts: func(ctx context.Context, ns string) ([]runtime.Object, error) {
-			return kube.Gather(ctx, h.rest, &kube.GatherOptions{Namespace: ns, Custom: []schema.GroupVersionResource{tkeServiceConfigs}})
-		},
-		Profile: h.cfg.profile,
-		Logger:  log,
+		Facts:    h.facts,
+		Profile:  h.cfg.profile,
+		Logger:   log,
 	}, nil
+}
+
+// facts reads the object's namespace, with TKE's TkeServiceConfigs and Gateway API's objects
+// where the cluster serves them, and then the namespaces a Gateway's implementation keeps its
+// objects in (Envoy Gateway's generated Services, the GatewayClasses' parameters).
+func (h *host) facts(ctx context.Context, ns string) ([]runtime.Object, error) {
+	gwNamespaced, gwCluster := gateway.Resources()
+	opts := func(ns string) *kube.GatherOptions {
+		return &kube.GatherOptions{Namespace: ns, Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster}
+	}
+	objs, err := kube.Gather(ctx, h.rest, opts(ns))
+	if err != nil || ns == "" {
+		return objs, err
+	}
+	for _, other := range gateway.Namespaces(objs, nil) {
+		more, err := kube.Gather(ctx, h.rest, opts(other))
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, gateway.ForGateways(more, other, ns)...)
+	}
+	return objs, nil
 }

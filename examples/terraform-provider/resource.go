@@ -55,12 +55,12 @@ func (r *protection) Metadata(_ context.Context, req resource.MetadataRequest, r
 func (r *protection) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
-		Description: "Keeps in-cluster clients of one LoadBalancer Service or Ingress from looping through the cloud load balancer: loopguard decides the remedy, sets what it needs, reads it back (drift shows in the plan) and takes back exactly what it set on destroy.",
+		Description: "Keeps in-cluster clients of one LoadBalancer Service, Ingress or Gateway from looping through the cloud load balancer: loopguard decides the remedy, sets what it needs, reads it back (drift shows in the plan) and takes back exactly what it set on destroy.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, Description: "namespace/name (a Service) or Ingress/namespace/name.",
+			"id": schema.StringAttribute{Computed: true, Description: "namespace/name (a Service), Ingress/namespace/name or Gateway/namespace/name.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"kind": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Service"),
-				Description: "Service or Ingress.", PlanModifiers: replace},
+				Description: "Service, Ingress or Gateway (Gateway API: judged through the Service its implementation generates, fixed on the Gateway's spec.infrastructure or the implementation's own resource).", PlanModifiers: replace},
 			"namespace": schema.StringAttribute{Required: true, Description: "The object's namespace.", PlanModifiers: replace},
 			"name":      schema.StringAttribute{Required: true, Description: "The object's name; it must exist.", PlanModifiers: replace},
 			"prefer": schema.StringAttribute{Optional: true,
@@ -214,7 +214,8 @@ func (r *protection) Delete(ctx context.Context, req resource.DeleteRequest, res
 	addAll(&resp.Diagnostics, b.Delete(ctx, m.state(ctx)))
 }
 
-// ImportState takes namespace/name (a Service) or Ingress/namespace/name.
+// ImportState takes namespace/name (a Service), Ingress/namespace/name or
+// Gateway/namespace/name.
 func (r *protection) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	b := r.backend(ctx, &resp.Diagnostics)
 	if b == nil {

@@ -175,6 +175,16 @@ type view struct {
 	owner       Owner
 	// envoyProxy is Envoy Gateway's EnvoyProxy for this Gateway, when known.
 	envoyProxy *unstructured.Unstructured
+	// contourDeployment is the ContourDeployment of the Gateway's class, when known.
+	contourDeployment *unstructured.Unstructured
+	// gatewayParameters is kgateway's spec.kube.service for this Gateway, when known.
+	gatewayParameters map[string]any
+	// nginxProxies are NGINX Gateway Fabric's NginxProxies for this Gateway, its own first.
+	nginxProxies []*unstructured.Unstructured
+	// published: the Service is the implementation's own (Traefik's), not generated for the
+	// Gateway; nothing rewrites it from the Gateway, so its fixes stay on it.
+	published bool
+	traefik   *traefikConfig
 }
 
 // look gathers the Gateway's class, implementation and Service.
@@ -199,9 +209,7 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 			}
 		}
 	}
-	if v.impl == EnvoyGateway && c != nil {
-		v.envoyProxy = envoyProxyOf(gw, v.class, c)
-	}
+	v.readParams(c)
 	// An implementation may generate more than one Service; the LoadBalancer one is the
 	// exposure.
 	sort.SliceStable(candidates, func(i, j int) bool {
@@ -210,6 +218,15 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	if len(candidates) > 0 {
 		v.svc = candidates[0]
 		return v
+	}
+	if v.impl == Traefik && c != nil {
+		svc, tc, by := traefikService(v, c)
+		v.traefik = tc
+		if svc != nil {
+			v.svc, v.published = svc, true
+			v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: Traefik, By: by}
+			return v
+		}
 	}
 	v.svc, v.synthesized = d.synthesize(v), true
 	return v
@@ -279,16 +296,71 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		}
 	case Contour:
 		// internal/provisioner/model/model.go: Default publishes Envoy with a LoadBalancer
-		// Service, externalTrafficPolicy Local.
+		// Service, externalTrafficPolicy Local; the class's ContourDeployment
+		// spec.envoy.networkPublishing sets type, externalTrafficPolicy and serviceAnnotations,
+		// copied over the Gateway's (internal/provisioner/controller/gateway.go,
+		// internal/provisioner/objects/service/service.go DesiredEnvoyService).
 		svc.Name = "envoy-" + gw.Name
 		svc.Labels[labelContourOwning] = gw.Name
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		if v.contourDeployment != nil {
+			np := contourPublishing(v.contourDeployment)
+			if t, ok := contourServiceTypes[fmt.Sprint(np["type"])]; ok {
+				svc.Spec.Type = t
+			}
+			if p, ok, _ := unstructured.NestedString(np, "externalTrafficPolicy"); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+			for k, val := range stringMap(np, "serviceAnnotations") {
+				if svc.Annotations == nil {
+					svc.Annotations = map[string]string{}
+				}
+				svc.Annotations[k] = val
+			}
+		}
+	case KGateway:
+		// pkg/kgateway/helm/envoy/templates/service.yaml: a Service named after the Gateway,
+		// type LoadBalancer by default (pkg/deployer/gateway_parameters.go
+		// defaultGatewayParameters), GatewayParameters' spec.kube.service type,
+		// externalTrafficPolicy (unset: the API's Cluster) and extraAnnotations, the
+		// Gateway's spec.infrastructure annotations winning over those.
+		svc.Labels[labelKGateway] = labelKGatewayValue
+		if gp := v.gatewayParameters; gp != nil {
+			if t, ok := gp["type"].(string); ok && t != "" {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+			if p, ok := gp["externalTrafficPolicy"].(string); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+			svc.Annotations = mergeUnder(svc.Annotations, stringMap(gp, "extraAnnotations"))
+			svc.Labels = mergeUnder(svc.Labels, stringMap(gp, "extraLabels"))
+		}
 	case NGINXGatewayFabric:
 		// internal/controller/provisioner/objects.go: a LoadBalancer Service named after the
 		// Gateway and its class, externalTrafficPolicy Local unless the NginxProxy's
 		// spec.kubernetes.service says otherwise.
 		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		// The Gateway's NginxProxy first, then its class's (nginxProxies' order): the first that
+		// sets a field wins; its service patches, applied last (buildNginxService,
+		// applyPatches), set annotations over the Gateway's.
+		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
+			sc, _, _ := unstructured.NestedMap(v.nginxProxies[i].Object, "spec", "kubernetes", "service")
+			if t, ok := sc["type"].(string); ok && t != "" {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+			if p, ok := sc["externalTrafficPolicy"].(string); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+		}
+		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
+			for k, val := range nginxPatchAnnotations(v.nginxProxies[i]) {
+				if svc.Annotations == nil {
+					svc.Annotations = map[string]string{}
+				}
+				svc.Annotations[k] = val
+			}
+		}
 	case Cilium:
 		svc.Name = "cilium-gateway-" + gw.Name
 		svc.Labels[labelCiliumOwning] = gw.Name
@@ -327,6 +399,10 @@ func withGatewayAnnotations(svc *corev1.Service, gw *gwv1.Gateway) *corev1.Servi
 func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Translation, error) {
 	v := d.look(gw, c)
 	ref := refOf(gw)
+	if v.impl == Traefik && v.synthesized {
+		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Reason: ruleAssumedService.Reason(),
+			Msg: "Traefik serves its Gateways from its own Service, which is not among the inputs (give loopguard that Service, or Traefik's Pods, whose --providers.kubernetesgateway.statusaddress.service arguments name it)"}
+	}
 	svc := withGatewayAnnotations(v.svc, gw)
 	t, err := d.inner.Translate(svc, c)
 	if err != nil {
@@ -358,6 +434,9 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 	if v.synthesized {
 		lead = append(lead, ruleAssumedService.Because(fmt.Sprintf("No Service generated for this Gateway is among the inputs; judged as %s would generate it: LoadBalancer, the listeners' ports%s.",
 			v.impl, extraDefaults(v))))
+	} else if v.published {
+		lead = append(lead, rulePublishedService.Because(fmt.Sprintf("%s serves this Gateway from its own Service %s/%s (%s); it generates none per Gateway and does not read spec.infrastructure.",
+			implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
 	} else {
 		lead = append(lead, ruleGeneratedService.Because(fmt.Sprintf("%s generated Service %s/%s for this Gateway (%s).", implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
 	}
@@ -371,6 +450,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 			lead = append(lead, ruleProxyProtocol.Because(need.msg))
 			if e.ProxyProtocol != core.Yes {
 				e.Notes = append(e.Notes, ruleProxyNotSent.Because(fmt.Sprintf("%s requires the PROXY protocol header on Gateway %s/%s, and nothing says the load balancer sends it.", implName(v), gw.Namespace, gw.Name)))
+			}
+		case core.No:
+			if e.ProxyProtocol == core.Yes {
+				e.Notes = append(e.Notes, ruleProxyNotExpected.Because(fmt.Sprintf("The load balancer sends a PROXY protocol header, and %s does not read one on Gateway %s/%s: %s",
+					implName(v), gw.Namespace, gw.Name, need.msg)))
 			}
 		default:
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
@@ -392,6 +476,10 @@ func extraDefaults(v *view) string {
 	switch v.impl {
 	case EnvoyGateway, Contour, NGINXGatewayFabric:
 		return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
+	case KGateway:
+		if v.svc.Spec.ExternalTrafficPolicy != "" {
+			return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
+		}
 	}
 	return ""
 }

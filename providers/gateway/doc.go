@@ -4,7 +4,8 @@
 // Wrap puts a Gateway layer around a core.Provider (tencent, volcengine, kubernetes). Its
 // dialect reads a Gateway (sigs.k8s.io/gateway-api v1 types), finds the Service the
 // implementation generated for it (Envoy Gateway, Istio, Cilium, NGINX Gateway Fabric,
-// Contour's provisioner, kgateway: by their labels and ownerReferences, docs/gateway.md), lets
+// Contour's provisioner, kgateway: by their labels and ownerReferences; Traefik's own published
+// Service, named by its arguments or the Gateway's status; docs/gateway.md), lets
 // the wrapped dialect translate that Service, and reports the verdict for the Gateway with its
 // listeners. What the implementation makes its proxy expect from the load balancer (a PROXY
 // protocol header) goes into the exposure's Needs.

@@ -66,22 +66,127 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	if req == nil || req.Object == nil || req.Result == nil {
 		return d.inner.Plan(ctx, req)
 	}
+	v, ok, err := d.viewFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return d.inner.Plan(ctx, req)
+	}
+	inner := *req
+	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	res := *req.Result
+	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	inner.Result = &res
+	p, err := d.inner.Plan(ctx, &inner)
+	if err != nil {
+		return nil, err
+	}
+	return d.rewrite(v, p, req.Result.Exposure.Object), nil
+}
+
+var _ core.Remover = (*Driver)(nil)
+
+// PlanRemoval plans through the wrapped driver what loopguard set for the Gateway's Service and
+// takes it back where it was written: the Gateway's spec.infrastructure (or the
+// implementation's own resource), never the generated Service. The Reconciler then keeps only
+// the leaves loopguard's field manager owns there.
+func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
+	rem, ok := d.inner.(core.Remover)
+	if !ok {
+		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: "the wrapped driver cannot undo what it sets"}
+	}
+	if req == nil || req.Object == nil {
+		return rem.PlanRemoval(ctx, req)
+	}
+	v, ok, err := d.viewFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return rem.PlanRemoval(ctx, req)
+	}
+	inner := *req
+	inner.Object = withGatewayAnnotations(v.svc, v.gw)
+	if req.Reader != nil && !v.published {
+		inner.Reader = rendered{ClusterReader: req.Reader, v: v}
+	}
+	if req.Result != nil {
+		res := *req.Result
+		res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+		inner.Result = &res
+	}
+	p, err := rem.PlanRemoval(ctx, &inner)
+	if err != nil {
+		return nil, err
+	}
+	obj := core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	if IsGateway(req.Object) {
+		obj = refOf(v.gw)
+	}
+	return d.rewrite(v, p, obj), nil
+}
+
+// rendered reads live objects for the wrapped driver's removal plan, with the generated Service
+// as its implementation renders it from what is written now: the live Gateway's
+// spec.infrastructure annotations and labels over the live Service's (but not a key the
+// implementation takes from its own resource instead). A value loopguard wrote on the Gateway
+// that the implementation has not copied yet is then found, and taken back from the Gateway.
+type rendered struct {
+	core.ClusterReader
+	v *view
+}
+
+func (r rendered) Get(ctx context.Context, key core.ObjectKey) (*unstructured.Unstructured, error) {
+	u, err := r.ClusterReader.Get(ctx, key)
+	if err != nil || u == nil || !isService(&key, r.v.svc) {
+		return u, err
+	}
+	gw, err := r.ClusterReader.Get(ctx, KeyOf(r.v.gw))
+	if err != nil || gw == nil {
+		return u, err
+	}
+	out := u.DeepCopy()
+	for _, meta := range []string{"annotations", "labels"} {
+		infra, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", meta)
+		if len(infra) == 0 {
+			continue
+		}
+		cur, _, _ := unstructured.NestedStringMap(out.Object, "metadata", meta)
+		if cur == nil {
+			cur = map[string]string{}
+		}
+		for k, val := range infra {
+			if _, elsewhere := overrideOf(r.v, meta, k); !elsewhere {
+				cur[k] = val
+			}
+		}
+		if err := unstructured.SetNestedStringMap(out.Object, cur, "metadata", meta); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// viewFor is the Gateway view of a request's object: a Gateway, or a Service a Gateway's
+// implementation generated. ok is false for any other object.
+func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	var v *view
 	switch {
 	case IsGateway(req.Object):
 		gw, err := AsGateway(req.Object)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		v = d.dialect.look(gw, req.Cluster)
 	default:
 		svc, ok := req.Object.(*corev1.Service)
 		if !ok || svc == nil {
-			return d.inner.Plan(ctx, req)
+			return nil, false, nil
 		}
 		o, ok := OwnerOf(svc)
 		if !ok {
-			return d.inner.Plan(ctx, req)
+			return nil, false, nil
 		}
 		// A generated Service planned on its own (its Gateway is not among the inputs):
 		// still never written directly.
@@ -96,25 +201,23 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 			}
 		}
 	}
-	if v.impl == EnvoyGateway && req.Cluster != nil && v.envoyProxy == nil {
-		v.envoyProxy = envoyProxyOf(v.gw, v.class, req.Cluster)
+	if v.class == nil && req.Cluster != nil && v.gw.Spec.GatewayClassName != "" {
+		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
-	inner := *req
-	inner.Object = withGatewayAnnotations(v.svc, v.gw)
-	res := *req.Result
-	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
-	inner.Result = &res
-	p, err := d.inner.Plan(ctx, &inner)
-	if err != nil {
-		return nil, err
-	}
+	v.readParams(req.Cluster)
+	return v, true, nil
+}
+
+// rewrite moves every change the wrapped driver planned on the generated Service to where the
+// implementation copies it from.
+func (d *Driver) rewrite(v *view, p *core.Plan, obj core.ObjectRef) *core.Plan {
 	out := *p
-	out.Object = req.Result.Exposure.Object
+	out.Object = obj
 	out.Changes = nil
 	out.Checks = append([]core.Check(nil), p.Checks...)
 	for i := range p.Changes {
 		ch := p.Changes[i]
-		if ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
+		if v.published || ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
 			out.Changes = append(out.Changes, ch)
 			continue
 		}
@@ -123,7 +226,7 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 		out.Changes = append(out.Changes, user...)
 		out.Checks = append(out.Checks, checks...)
 	}
-	return &out, nil
+	return &out
 }
 
 // appendMerged appends moved changes, folding one into an earlier server-side apply on the
@@ -162,8 +265,11 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	gwKey := KeyOf(v.gw)
 	svcKey := *ch.Object
 	byTarget := map[core.ObjectKey]*core.Change{}
+	fields := map[core.ObjectKey][2]string{}
 	var order []core.ObjectKey
 	var rest []core.Edit
+	patched := map[core.ObjectKey][]core.Edit{}
+	var patchedOrder []core.ObjectKey
 	reason := ruleInfrastructure.Because(fmt.Sprintf("%s rewrites Service %s/%s from the Gateway; %s",
 		implName(v), v.svc.Namespace, v.svc.Name, ch.Reason.Message))
 	for _, e := range ch.Edits {
@@ -172,18 +278,23 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			rest = append(rest, e)
 			continue
 		}
-		target, path := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}
-		if v.envoyProxy != nil {
-			if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
-				target = core.ObjectKey{APIVersion: v.envoyProxy.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: v.envoyProxy.GetNamespace(), Name: v.envoyProxy.GetName()}
-				path = []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}}
+		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
+		if o, ok := overrideOf(v, meta, key); ok {
+			if o.userOwned {
+				if _, seen := patched[o.key]; !seen {
+					patchedOrder = append(patchedOrder, o.key)
+				}
+				patched[o.key] = append(patched[o.key], e)
+				continue
 			}
+			target, path, field = o.key, o.path, [2]string{o.from, o.to}
 		}
 		c, ok := byTarget[target]
 		if !ok {
 			t := target
 			c = &core.Change{By: core.WriterCluster, Object: &t, Strategy: core.StrategyApply, From: ch.From, To: ch.To, Reason: reason}
 			byTarget[target] = c
+			fields[target] = field
 			order = append(order, target)
 		}
 		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
@@ -195,11 +306,7 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	for _, k := range order {
 		c := byTarget[k]
 		// The wrapped driver's field reads metadata.annotations["key"]: the same key, moved.
-		prefix := "spec.infrastructure."
-		if k.Kind == kindEnvoyProxy {
-			prefix = "spec.provider.kubernetes.envoyService."
-		}
-		c.Field = strings.ReplaceAll(ch.Field, "metadata.", prefix)
+		c.Field = strings.ReplaceAll(ch.Field, fields[k][0], fields[k][1])
 		moved = append(moved, *c)
 	}
 	if len(rest) > 0 {
@@ -211,6 +318,17 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 		u.By, u.Edits, u.Strategy = core.WriterUser, rest, ""
 		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s owns Service %s/%s and would revert %s; set it through %s. %s",
 			implName(v), v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ownResource(v), ch.Reason.Message))
+		user = append(user, u)
+	}
+	for _, k := range patchedOrder {
+		names := make([]string, len(patched[k]))
+		for i, e := range patched[k] {
+			names[i] = e.String()
+		}
+		u := *ch
+		u.By, u.Edits, u.Strategy = core.WriterUser, patched[k], ""
+		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's spec.kubernetes.service.patches to Service %s/%s after the Gateway's annotations, and a patch there sets %s: change that patch (loopguard does not edit a patch list). %s",
+			implName(v), k.Kind, k.Namespace, k.Name, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ch.Reason.Message))
 		user = append(user, u)
 	}
 	return moved, user, checks
@@ -234,13 +352,15 @@ func ownResource(v *view) string {
 	case EnvoyGateway:
 		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
 	case NGINXGatewayFabric:
-		return "the NginxProxy's spec.kubernetes.service (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
+		return "the NginxProxy's spec.kubernetes.service, or its patches (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
 	case Istio:
 		return "the ConfigMap the Gateway's spec.infrastructure.parametersRef names (Istio's customization of generated resources)"
 	case Cilium:
 		return "the CiliumGatewayClassConfig the GatewayClass's spec.parametersRef names"
 	case Contour:
-		return "the ContourDeployment the GatewayClass's spec.parametersRef names"
+		return "the ContourDeployment the GatewayClass's spec.parametersRef names (spec.envoy.networkPublishing)"
+	case KGateway:
+		return "the GatewayParameters' spec.kube.service (named by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
 	}
 	return "the implementation's own configuration"
 }

@@ -17,6 +17,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -269,20 +270,57 @@ spec:
 	})
 	if reverted {
 		t.Logf("Envoy Gateway reverted the direct write on its own in %v", time.Since(start).Round(time.Millisecond))
-		return
+	} else {
+		// The controller renders the Service when the Gateway changes: any change to the
+		// Gateway (here an infrastructure label) takes the direct write back.
+		t.Logf("the direct write lasted %v without a Gateway change; changing the Gateway", time.Since(start).Round(time.Millisecond))
+		touch := []byte(`{"spec":{"infrastructure":{"labels":{"loopguard.io/test":"touched"}}}}`)
+		if _, err := dyn.Resource(gvrGateway).Namespace("shop").Patch(ctx, "web", types.MergePatchType, touch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		waitService(t, ctx, cs, logs, func(s *corev1.Service) bool {
+			return s.Annotations[preventKey] == "true" && s.Labels["loopguard.io/test"] == "touched"
+		})
+		t.Logf("Envoy Gateway reverted the direct write %v after the Gateway changed", time.Since(start).Round(time.Millisecond))
 	}
-	// The controller renders the Service when the Gateway changes: any change to the Gateway
-	// (here an infrastructure label) takes the direct write back.
-	t.Logf("the direct write lasted %v without a Gateway change; changing the Gateway", time.Since(start).Round(time.Millisecond))
-	touch := []byte(`{"spec":{"infrastructure":{"labels":{"loopguard.io/test":"touched"}}}}`)
-	if _, err := dyn.Resource(gvrGateway).Namespace("shop").Patch(ctx, "web", types.MergePatchType, touch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+
+	// Taking the remedy back (an SDK's uninstall, Terraform's destroy): loopguard removes what
+	// it wrote from the Gateway, never touching the Service, and the controller drops the value
+	// from the Service it renders.
+	nsd, cl := gateway.Resources()
+	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gwObj runtime.Object
+	for _, o := range objs {
+		if gateway.IsGateway(o) {
+			gwObj = o
+		}
+	}
+	removed, err := rec.Remove(ctx, gwObj, c)
+	if err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if len(removed.Written) != 1 || removed.Written[0].Object.Kind != "Gateway" {
+		t.Fatalf("remove wrote %v, want one change on the Gateway", removed.Written)
+	}
+	gw, err = dyn.Resource(gvrGateway).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infra, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", "annotations")
+	if _, still := infra[preventKey]; still || infra[subnetKey] == "" {
+		t.Errorf("after remove the Gateway's spec.infrastructure.annotations are %v: want loopguard's value gone, the user's kept", infra)
+	}
 	start = time.Now()
-	waitService(t, ctx, cs, logs, func(s *corev1.Service) bool {
-		return s.Annotations[preventKey] == "true" && s.Labels["loopguard.io/test"] == "touched"
-	})
-	t.Logf("Envoy Gateway reverted the direct write %v after the Gateway changed", time.Since(start).Round(time.Millisecond))
+	waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { _, on := s.Annotations[preventKey]; return !on })
+	t.Logf("Envoy Gateway dropped the remedy from the Service %v after loopguard took it back from the Gateway", time.Since(start).Round(time.Millisecond))
 }
 
 func crdFiles(t *testing.T, dir string) []string {

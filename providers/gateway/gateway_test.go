@@ -43,7 +43,13 @@ func TestOwnerOf(t *testing.T) {
 		"Istio": {reason: "ownerReference plus Istio's own label",
 			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web", "istio.io/gateway-name": "web"}, owners: gwRef("web"),
 			want: gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.Istio}, ok: true},
-		"OwnerReference": {reason: "NGINX Gateway Fabric, kgateway: an ownerReference to the Gateway",
+		"KGateway": {reason: "kgateway: an ownerReference to the Gateway and its chart's constant label kgateway: kube-gateway",
+			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web", "kgateway": "kube-gateway"}, owners: gwRef("web"),
+			want: gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.KGateway}, ok: true},
+		"KGatewayLabelsOnly": {reason: "kgateway's labels without the ownerReference",
+			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web", "kgateway": "kube-gateway"},
+			want:   gateway.Owner{Namespace: "edge", Name: "web", Implementation: gateway.KGateway}, ok: true},
+		"OwnerReference": {reason: "NGINX Gateway Fabric: an ownerReference to the Gateway",
 			owners: gwRef("web"), want: gateway.Owner{Namespace: "edge", Name: "web"}, ok: true},
 		"StandardLabel": {reason: "GEP-1762's label alone",
 			labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"},
@@ -171,6 +177,24 @@ kind: ClientTrafficPolicy
 metadata: {name: p, namespace: edge}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}]
+  proxyProtocol: {}`},
+		"EnvoyGatewayTargetSelector": {want: core.Yes, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") +
+			strings.Replace(gw("", ""), "  namespace: edge\n", "  namespace: edge\n  labels: {tier: edge}\n", 1) + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetSelectors: [{kind: Gateway, matchExpressions: [{key: tier, operator: In, values: [edge, internal]}]}]
+  proxyProtocol: {}`},
+		"EnvoyGatewayTargetSelectorOther": {want: core.Unknown, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") +
+			strings.Replace(gw("", ""), "  namespace: edge\n", "  namespace: edge\n  labels: {tier: edge}\n", 1) + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetSelectors: [{kind: Gateway, matchLabels: {tier: internal}}]
   proxyProtocol: {}`},
 		"NGINXGatewayFabricClassParameters": {want: core.Yes, objs: class("gateway.nginx.org/nginx-gateway-controller", "{group: gateway.nginx.org, kind: NginxProxy, name: np, namespace: nginx-gateway}") + gw("", "") + `
 ---
@@ -411,5 +435,81 @@ func TestGeneratedServiceAloneIsFixedThroughItsGateway(t *testing.T) {
 	}
 	if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "Gateway" || p.Changes[0].Object.Namespace != "shop" || p.Changes[0].Object.Name != "web" {
 		t.Fatalf("changes %v, want one on Gateway shop/web", p.Changes)
+	}
+}
+
+// TestRemovalGoesThroughTheGateway: taking back what loopguard set for a Gateway (Terraform's
+// destroy, an SDK's uninstall) removes it where it was written, the Gateway's
+// spec.infrastructure, never from the Service the implementation generated.
+func TestRemovalGoesThroughTheGateway(t *testing.T) {
+	profile, objs := readExample(t)
+	const key = "service.cloud.tencent.com/prevent-loopback"
+	for i, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Name == "envoy-shop-web-97375646" {
+			copied := svc.DeepCopy()
+			copied.Annotations[key] = "true" // Envoy Gateway carried loopguard's value over
+			objs[i] = copied
+		}
+	}
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	p, err := rec.PlanRemoval(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Object != (core.ObjectRef{Kind: "Gateway", Namespace: "shop", Name: "web"}) {
+		t.Errorf("removal plan object %v, want the Gateway", p.Object)
+	}
+	if len(p.Changes) != 1 {
+		t.Fatalf("changes %v, want one", p.Changes)
+	}
+	ch := p.Changes[0]
+	if ch.Object.Kind != "Gateway" || len(ch.Edits) != 1 || !ch.Edits[0].Remove ||
+		ch.Edits[0].String() != "spec.infrastructure.annotations."+key {
+		t.Errorf("change %s, want the removal of spec.infrastructure.annotations[%s] from the Gateway", ch.String(), key)
+	}
+}
+
+// TestProxyProtocolNotExpected: the other direction. Where one object holds the
+// implementation's whole PROXY setting (Contour's ContourDeployment, NGINX Gateway Fabric's
+// NginxProxy, Cilium's cilium-config) and the load balancer sends the header while that setting
+// is off, the report says connections through the LB break; where the object is not among the
+// inputs, or the implementation expects the header, it says nothing of the sort.
+func TestProxyProtocolNotExpected(t *testing.T) {
+	const lbSends = `annotations: {load-balancer.hetzner.cloud/uses-proxyprotocol: "true"}`
+	cases := map[string]struct {
+		objs string
+		want bool
+	}{
+		"ContourDefaults":            {want: true, objs: class("projectcontour.io/gateway-controller", "") + gw("", lbSends)},
+		"ContourDeploymentOff":       {want: true, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends) + "\n---\napiVersion: projectcontour.io/v1alpha1\nkind: ContourDeployment\nmetadata: {name: cd, namespace: projectcontour}\nspec: {}"},
+		"ContourDeploymentOn":        {want: false, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends) + "\n---\napiVersion: projectcontour.io/v1alpha1\nkind: ContourDeployment\nmetadata: {name: cd, namespace: projectcontour}\nspec: {runtimeSettings: {envoy: {listener: {useProxyProtocol: true}}}}"},
+		"ContourDeploymentAbsent":    {want: false, objs: class("projectcontour.io/gateway-controller", "{group: projectcontour.io, kind: ContourDeployment, name: cd, namespace: projectcontour}") + gw("", lbSends)},
+		"ContourLBSendsNone":         {want: false, objs: class("projectcontour.io/gateway-controller", "") + gw("", "")},
+		"NGINXGatewayFabricDefaults": {want: true, objs: class("gateway.nginx.org/nginx-gateway-controller", "") + gw("", lbSends)},
+		"CiliumConfigOff":            {want: true, objs: class("io.cilium/gateway-controller", "") + gw("", lbSends) + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cilium-config, namespace: kube-system}\ndata: {enable-gateway-api-proxy-protocol: \"false\"}"},
+		"CiliumConfigAbsent":         {want: false, objs: class("io.cilium/gateway-controller", "") + gw("", lbSends)},
+		"EnvoyGatewayUnknown":        {want: false, objs: class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", lbSends)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
+			res := evaluate(t, d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if got := hasCode(res.Exposure.Notes, gateway.CodeProxyNotExpected); got != tc.want {
+				t.Errorf("note %s = %v, want %v; notes %v, LB PROXY %v", gateway.CodeProxyNotExpected, got, tc.want, codes(res.Exposure.Notes), res.Exposure.ProxyProtocol)
+			}
+		})
 	}
 }

@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -46,6 +50,13 @@ const (
 	// Istio's deployment controller also labels istio.io/gateway-name
 	// (manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml).
 	labelIstioGatewayName = "istio.io/gateway-name"
+	// kgateway's deployer renders the Service from its Helm chart with the constant label
+	// kgateway: kube-gateway (pkg/kgateway/helm/envoy/templates/_helpers.tpl,
+	// "kgateway.gateway.constLabels") beside the Gateway's ownerReference and
+	// gateway.networking.k8s.io/gateway-name (pkg/deployer/deployer.go,
+	// SetNamespaceAndOwnerWithGVK).
+	labelKGateway      = "kgateway"
+	labelKGatewayValue = "kube-gateway"
 )
 
 // controllerNames maps a GatewayClass's spec.controllerName to the implementation.
@@ -122,17 +133,13 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 	for _, ref := range svc.OwnerReferences {
 		if ref.Kind == "Gateway" && groupOf(ref) == Group {
 			o := Owner{Namespace: svc.Namespace, Name: ref.Name, By: "ownerReference Gateway " + ref.Name}
-			if l[labelIstioGatewayName] == ref.Name {
-				o.Implementation = Istio
-			}
+			o.Implementation = implementationByLabels(l, ref.Name)
 			return o, true
 		}
 	}
 	if n := l[LabelGatewayName]; n != "" {
 		o := Owner{Namespace: svc.Namespace, Name: n, By: "label " + LabelGatewayName}
-		if l[labelIstioGatewayName] == n {
-			o.Implementation = Istio
-		}
+		o.Implementation = implementationByLabels(l, n)
 		return o, true
 	}
 	// NGINX Gateway Fabric puts the Gateway's name in an annotation of the same key when it is
@@ -141,6 +148,18 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 		return Owner{Namespace: svc.Namespace, Name: n, By: "annotation " + LabelGatewayName}, true
 	}
 	return Owner{}, false
+}
+
+// implementationByLabels tells Istio and kgateway apart among the implementations that mark
+// their Service with an ownerReference or the standard label.
+func implementationByLabels(l map[string]string, gateway string) Implementation {
+	switch {
+	case l[labelIstioGatewayName] == gateway:
+		return Istio
+	case l[labelKGateway] == labelKGatewayValue:
+		return KGateway
+	}
+	return ImplementationUnknown
 }
 
 func groupOf(ref metav1.OwnerReference) string {
@@ -160,7 +179,94 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
 			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
+			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
+			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
+			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
 		}, []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
 		}
+}
+
+// Namespaces lists the namespaces, other than the Gateways' own, whose objects the Gateway
+// layer reads for the Gateways among objs: Envoy Gateway's own namespace (opts; it generates
+// the Services there) when a GatewayClass is Envoy Gateway's, and every namespace a
+// GatewayClass's spec.parametersRef names (an EnvoyProxy, ContourDeployment, NginxProxy or
+// GatewayParameters). A host that reads one namespace at a time (a Terraform resource's facts)
+// reads these too. Traefik's Service and Pods are wherever its chart installed them, which no
+// Gateway object says. opts may be nil.
+func Namespaces(objs []runtime.Object, opts *Options) []string {
+	egNS := DefaultEnvoyGatewayNamespace
+	if opts != nil && opts.EnvoyGatewayNamespace != "" {
+		egNS = opts.EnvoyGatewayNamespace
+	}
+	own := map[string]bool{}
+	seen := map[string]bool{}
+	var out []string
+	add := func(ns string) {
+		if ns != "" && !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok || u.GroupVersionKind().Group != Group {
+			continue
+		}
+		switch u.GetKind() {
+		case "Gateway":
+			own[u.GetNamespace()] = true
+		case "GatewayClass":
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			if ImplementationOf(name) == EnvoyGateway {
+				add(egNS)
+			}
+			if ns, _, _ := unstructured.NestedString(u.Object, "spec", "parametersRef", "namespace"); ns != "" {
+				add(ns)
+			}
+		}
+	}
+	kept := out[:0]
+	for _, ns := range out {
+		if !own[ns] {
+			kept = append(kept, ns)
+		}
+	}
+	sort.Strings(kept)
+	return kept
+}
+
+// ForGateways keeps, of the objects a host read from one of the namespaces Namespaces named,
+// what the Gateway layer reads for the Gateways of namespace gatewayNS: the Services their
+// implementation generated for them, those Services' EndpointSlices, and the namespace's custom
+// objects (an EnvoyProxy, a ContourDeployment, a TkeServiceConfig beside a generated Service).
+// The namespace's other Services, Pods and cluster-wide objects are left out: a host asked
+// about one namespace reports that namespace's exposures only, and has the rest already.
+func ForGateways(objs []runtime.Object, namespace, gatewayNS string) []runtime.Object {
+	services := map[string]bool{}
+	for _, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Namespace == namespace {
+			if owner, ok := OwnerOf(svc); ok && owner.Namespace == gatewayNS {
+				services[svc.Name] = true
+			}
+		}
+	}
+	var out []runtime.Object
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *corev1.Service:
+			if x.Namespace == namespace && services[x.Name] {
+				out = append(out, o)
+			}
+		case *discoveryv1.EndpointSlice:
+			if x.Namespace == namespace && services[x.Labels[discoveryv1.LabelServiceName]] {
+				out = append(out, o)
+			}
+		case *unstructured.Unstructured:
+			if x.GetNamespace() == namespace {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }

@@ -30,7 +30,10 @@ const (
 
 // need is one implementation setting about the PROXY protocol.
 type need struct {
-	fact    core.Fact // Yes: required; Unknown: accepted but optional
+	// Yes: required; Unknown: accepted but optional; No: loopguard read the implementation's
+	// whole setting and it reads no header (only where one object holds the setting and the
+	// Gateway or its class names it: a policy absent from the inputs proves nothing).
+	fact    core.Fact
 	version string
 	msg     string
 }
@@ -49,7 +52,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		// spec.enableProxyProtocol; a policy targets Gateways by targetRefs (or the older
 		// singular targetRef) in the Gateway's namespace.
 		for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-			if p.GetNamespace() != gw.Namespace || !targets(p, gw.Name) {
+			if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
 				continue
 			}
 			if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {
@@ -66,10 +69,18 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		// apis/v1alpha2/nginxproxy_types.go: rewriteClientIP.mode ProxyProtocol "Sets the
 		// proxy_protocol parameter on the listen directive of all servers"; the Gateway's
 		// spec.infrastructure.parametersRef overrides the GatewayClass's parametersRef.
-		for _, np := range nginxProxies(v, c) {
+		nps := nginxProxies(v, c)
+		for _, np := range nps {
 			if mode, _, _ := unstructured.NestedString(np.Object, "spec", "rewriteClientIP", "mode"); mode == "ProxyProtocol" {
 				return need{fact: core.Yes, msg: fmt.Sprintf("NginxProxy %s/%s sets spec.rewriteClientIP.mode: ProxyProtocol: NGINX listens with proxy_protocol on every server.", np.GetNamespace(), np.GetName())}, true
 			}
+		}
+		if named := parametersNamed(v.gw, v.class, ngfGroup, kindNginxProxy); len(nps) == named {
+			what := "The Gateway and its class name no NginxProxy"
+			if named > 0 {
+				what = "No NginxProxy of the Gateway or its class sets spec.rewriteClientIP.mode: ProxyProtocol"
+			}
+			return need{fact: core.No, msg: what + ": NGINX listens without proxy_protocol."}, true
 		}
 	case Istio:
 		// Istio reads the proxy configuration of a Gateway's deployment from the
@@ -86,11 +97,18 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 				}
 			}
 		}
+	case Contour:
+		return contourNeeds(v)
+	case KGateway:
+		return kgatewayNeeds(v, c)
+	case Traefik:
+		return traefikNeeds(v, v.traefik)
 	case Cilium:
 		if cm := c.ConfigMap(ciliumConfigNamespace, ciliumConfigName); cm != nil {
 			if on, err := strconv.ParseBool(cm.Data[ciliumProxyProtocol]); err == nil && on {
 				return need{fact: core.Yes, msg: fmt.Sprintf("ConfigMap %s/%s sets %s: \"true\": Cilium's Gateway listeners accept only PROXY protocol traffic.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true
 			}
+			return need{fact: core.No, msg: fmt.Sprintf("ConfigMap %s/%s does not set %s: \"true\": Cilium's Gateway listeners read no PROXY header.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true
 		}
 	}
 	return need{}, false
@@ -137,6 +155,21 @@ func envoyProxyOf(gw *gwv1.Gateway, class *unstructured.Unstructured, c *core.Cl
 // nginxProxies are the NginxProxy objects for the Gateway, the Gateway's own first.
 func nginxProxies(v *view, c *core.Cluster) []*unstructured.Unstructured {
 	return parameters(v.gw, v.class, c, ngfGroup, kindNginxProxy)
+}
+
+// parametersNamed counts the references to group/kind among the Gateway's
+// spec.infrastructure.parametersRef and its class's spec.parametersRef.
+func parametersNamed(gw *gwv1.Gateway, class *unstructured.Unstructured, group, kind string) int {
+	n := 0
+	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil && string(inf.ParametersRef.Group) == group && string(inf.ParametersRef.Kind) == kind {
+		n++
+	}
+	if class != nil {
+		if r, ok, _ := unstructured.NestedStringMap(class.Object, "spec", "parametersRef"); ok && r["group"] == group && r["kind"] == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // parameters returns the objects of group/kind that the Gateway's

@@ -6,6 +6,7 @@ import "github.com/loopguard/loopguard/core"
 const (
 	srcAttribution = "docs/gateway.md#which-service-is-a-gateways (each implementation's labels, docs/sources.md#gateway-api)"
 	srcInfra       = "docs/gateway.md#fixes-go-where-the-implementation-copies-them (Gateway API GEP-1867 spec.infrastructure; Envoy Gateway internal/infrastructure/kubernetes/proxy/resource_provider.go)"
+	srcPublished   = "docs/gateway.md#which-service-is-a-gateways (Traefik pkg/provider/kubernetes/gateway/kubernetes.go StatusAddress, entryPointName; docs/sources.md#gateway-api)"
 	srcProxy       = "docs/gateway.md#what-the-proxy-expects (each implementation's PROXY protocol setting, docs/sources.md#gateway-api)"
 )
 
@@ -13,6 +14,7 @@ const (
 const (
 	CodeGeneratedService   core.Code = "gateway-generated-service"
 	CodeAssumedService     core.Code = "gateway-service-from-spec"
+	CodePublishedService   core.Code = "gateway-published-service"
 	CodeOwnedService       core.Code = "gateway-owned-service"
 	CodeProxyProtocol      core.Code = "gateway-proxy-protocol"
 	CodeProxyOptional      core.Code = "gateway-proxy-protocol-optional"
@@ -20,6 +22,7 @@ const (
 	CodeImplementationOwns core.Code = "gateway-implementation-owns-field"
 	CodeListeners          core.Code = "gateway-listeners"
 	CodeProxyNotSent       core.Code = "gateway-proxy-protocol-not-sent"
+	CodeProxyNotExpected   core.Code = "gateway-proxy-protocol-not-expected"
 )
 
 var (
@@ -29,6 +32,9 @@ var (
 	ruleAssumedService = core.Rule{Code: CodeAssumedService,
 		Summary: "No Service generated for the Gateway is among the inputs: the Service is judged as the implementation would generate it from the Gateway (listeners, spec.infrastructure, the implementation's defaults).",
 		Source:  srcAttribution}
+	rulePublishedService = core.Rule{Code: CodePublishedService,
+		Summary: "The implementation serves the Gateway from its own LoadBalancer Service (Traefik's entry points), not one generated per Gateway: the Gateway's verdict is that Service's, and its fixes are written on that Service, which nothing rewrites from the Gateway.",
+		Source:  srcPublished}
 	ruleOwnedService = core.Rule{Code: CodeOwnedService,
 		Summary: "The Service belongs to a Gateway among the inputs; it is judged, and fixed, as that Gateway.",
 		Source:  srcAttribution}
@@ -47,6 +53,9 @@ var (
 	ruleProxyNotSent = core.Rule{Code: CodeProxyNotSent,
 		Summary: "The implementation requires a PROXY protocol header, but nothing loopguard reads says the load balancer sends one: connections from outside the cluster fail too until the LB's PROXY protocol is turned on (through spec.infrastructure.annotations).",
 		Source:  srcProxy}
+	ruleProxyNotExpected = core.Rule{Code: CodeProxyNotExpected,
+		Summary: "The load balancer sends a PROXY protocol header, but the implementation's whole setting, as loopguard read it, has its proxy read none: it takes the header for the start of the request, so connections through the load balancer fail until the implementation is told to expect it.",
+		Source:  srcProxy}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
@@ -54,6 +63,6 @@ var (
 
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
-	return []core.Rule{ruleGeneratedService, ruleAssumedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent}
+	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected}
 }

@@ -1,0 +1,308 @@
+package gateway
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// API groups and kinds of Contour's and kgateway's own resources loopguard reads.
+const (
+	contourGroup          = "projectcontour.io"
+	kindContourDeployment = "ContourDeployment"
+	kgatewayGroup         = "gateway.kgateway.dev"
+	kindGatewayParameters = "GatewayParameters"
+	kindListenerPolicy    = "ListenerPolicy"
+)
+
+// readParams finds the implementation's own resources that shape the Gateway's Service.
+func (v *view) readParams(c *core.Cluster) {
+	if c == nil {
+		return
+	}
+	switch v.impl {
+	case EnvoyGateway:
+		if v.envoyProxy == nil {
+			v.envoyProxy = envoyProxyOf(v.gw, v.class, c)
+		}
+	case Contour:
+		if v.contourDeployment == nil {
+			v.contourDeployment = contourDeploymentOf(v, c)
+		}
+	case KGateway:
+		if v.gatewayParameters == nil {
+			v.gatewayParameters = gatewayParametersOf(v, c)
+		}
+	case NGINXGatewayFabric:
+		if v.nginxProxies == nil {
+			v.nginxProxies = nginxProxies(v, c)
+		}
+	}
+}
+
+// nginxPatchAnnotations are the Service annotations an NginxProxy's
+// spec.kubernetes.service.patches set: NGINX Gateway Fabric applies them to the Service it built
+// from the Gateway (internal/controller/provisioner/objects.go, buildNginxService,
+// applyPatches; StrategicMerge by default, Merge, or JSONPatch), so they win over
+// spec.infrastructure.annotations.
+func nginxPatchAnnotations(np *unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	patches, _, _ := unstructured.NestedSlice(np.Object, "spec", "kubernetes", "service", "patches")
+	for _, item := range patches {
+		p, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch p["type"] {
+		case nil, "StrategicMerge", "Merge":
+			value, _ := p["value"].(map[string]any)
+			ann, _, _ := unstructured.NestedStringMap(value, "metadata", "annotations")
+			for k, val := range ann {
+				out[k] = val
+			}
+		case "JSONPatch":
+			ops, _ := p["value"].([]any)
+			for _, o := range ops {
+				op, ok := o.(map[string]any)
+				if !ok || (op["op"] != "add" && op["op"] != "replace") {
+					continue
+				}
+				path, _ := op["path"].(string)
+				key, ok := strings.CutPrefix(path, "/metadata/annotations/")
+				if val, isString := op["value"].(string); ok && isString {
+					out[strings.NewReplacer("~1", "/", "~0", "~").Replace(key)] = val
+				}
+			}
+		}
+	}
+	return out
+}
+
+// contourDeploymentOf is the ContourDeployment Contour's gateway provisioner reads for the
+// Gateway: only the GatewayClass's spec.parametersRef names one
+// (internal/provisioner/controller/gateway.go, getGatewayClassParams).
+func contourDeploymentOf(v *view, c *core.Cluster) *unstructured.Unstructured {
+	if v.class == nil {
+		return nil
+	}
+	r, ok, _ := unstructured.NestedStringMap(v.class.Object, "spec", "parametersRef")
+	if !ok || r["group"] != contourGroup || r["kind"] != kindContourDeployment {
+		return nil
+	}
+	return c.Custom(contourGroup, kindContourDeployment, r["namespace"], r["name"])
+}
+
+// contourPublishing is a ContourDeployment's spec.envoy.networkPublishing.
+func contourPublishing(cd *unstructured.Unstructured) map[string]any {
+	m, _, _ := unstructured.NestedMap(cd.Object, "spec", "envoy", "networkPublishing")
+	return m
+}
+
+// contourServiceTypes maps ContourDeployment's networkPublishing.type to the Service type
+// (apis/projectcontour/v1alpha1/contourdeployment.go, NetworkPublishingType).
+var contourServiceTypes = map[string]corev1.ServiceType{
+	"LoadBalancerService": corev1.ServiceTypeLoadBalancer,
+	"NodePortService":     corev1.ServiceTypeNodePort,
+	"ClusterIPService":    corev1.ServiceTypeClusterIP,
+}
+
+// gatewayParametersOf is kgateway's GatewayParameters for the Gateway: the one the Gateway's
+// spec.infrastructure.parametersRef names (same namespace) merged over the GatewayClass's
+// (pkg/deployer/gateway_parameters.go getGatewayParametersForGateway,
+// DeepMergeGatewayParameters). Only spec.kube.service is kept, which is what the Service is
+// rendered from; nil when neither names one.
+func gatewayParametersOf(v *view, c *core.Cluster) map[string]any {
+	objs := parameters(v.gw, v.class, c, kgatewayGroup, kindGatewayParameters)
+	if len(objs) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	// The class's first, the Gateway's over it.
+	for i := len(objs) - 1; i >= 0; i-- {
+		svc, _, _ := unstructured.NestedMap(objs[i].Object, "spec", "kube", "service")
+		for k, val := range svc {
+			if m, ok := val.(map[string]any); ok {
+				prev, _ := out[k].(map[string]any)
+				merged := map[string]any{}
+				for pk, pv := range prev {
+					merged[pk] = pv
+				}
+				for mk, mv := range m {
+					merged[mk] = mv
+				}
+				out[k] = merged
+				continue
+			}
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// contourNeeds: ContourDeployment spec.runtimeSettings (Contour's ContourConfigurationSpec,
+// copied whole into the Gateway's ContourConfiguration, internal/provisioner/objects/
+// contourconfig/contourconfig.go) envoy.listener.useProxyProtocol: "Use PROXY protocol for all
+// listeners" (apis/projectcontour/v1alpha1/contourconfig.go); Contour then puts Envoy's
+// proxy_protocol listener filter with its defaults on every listener
+// (internal/xdscache/v3/listener.go, internal/envoy/v3/listener.go ProxyProtocol), which
+// refuses a connection without the header.
+//
+// The ContourDeployment is the provisioner's only source of that setting, so when the class
+// names none, or the one it names is among the inputs and leaves it off, Envoy reads no header.
+func contourNeeds(v *view) (need, bool) {
+	cd := v.contourDeployment
+	if cd == nil {
+		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
+			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true
+		}
+		return need{}, false
+	}
+	if on, ok, _ := unstructured.NestedBool(cd.Object, "spec", "runtimeSettings", "envoy", "listener", "useProxyProtocol"); ok && on {
+		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true
+	}
+	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true
+}
+
+// kgatewayNeeds: a ListenerPolicy (api/v1alpha1/kgateway/listener_policy_types.go) in the
+// Gateway's namespace that targets it by targetRefs or targetSelectors sets proxyProtocol in
+// spec.default or, replacing the default for one port, in spec.perPort[].listener: "When set,
+// Envoy will expect connections to include the PROXY protocol header."
+func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
+	gw := v.gw
+	for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
+		if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
+			continue
+		}
+		_, byDefault, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "default", "proxyProtocol")
+		perPort := map[int64]bool{}
+		list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
+		for _, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			port, _, _ := unstructured.NestedInt64(m, "port")
+			_, on, _ := unstructured.NestedFieldNoCopy(m, "listener", "proxyProtocol")
+			perPort[port] = on
+		}
+		seen := map[int64]bool{}
+		var ports []string
+		for _, l := range gw.Spec.Listeners {
+			port := int64(l.Port)
+			if seen[port] {
+				continue
+			}
+			seen[port] = true
+			required := byDefault
+			if on, ok := perPort[port]; ok {
+				required = on
+			}
+			if required {
+				ports = append(ports, fmt.Sprint(port))
+			}
+		}
+		if len(ports) > 0 {
+			return need{fact: core.Yes, msg: fmt.Sprintf("ListenerPolicy %s/%s sets proxyProtocol for port %s: kgateway's Envoy requires the header there.", p.GetNamespace(), p.GetName(), strings.Join(ports, ", "))}, true
+		}
+	}
+	return need{}, false
+}
+
+// selects reports whether a policy's targetSelectors pick a Gateway of the policy's namespace
+// with these labels (matchLabels and matchExpressions: kgateway's LocalPolicyTargetSelector,
+// Envoy Gateway's TargetSelector, api/v1alpha1/policy_helpers.go). A selector that reaches
+// into other namespaces (Envoy Gateway's namespaces, with a ReferenceGrant) is not followed.
+func selects(p *unstructured.Unstructured, gwLabels map[string]string) bool {
+	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
+	for _, s := range sels {
+		m, ok := s.(map[string]any)
+		if !ok || m["kind"] != "Gateway" || (m["group"] != nil && m["group"] != Group) {
+			continue
+		}
+		var ls metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"matchLabels": m["matchLabels"], "matchExpressions": m["matchExpressions"]}, &ls); err != nil {
+			continue
+		}
+		if len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0 {
+			continue // an empty selector is not read as "every Gateway"
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&ls)
+		if err == nil && sel.Matches(labels.Set(gwLabels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// override is the implementation's own resource that sets a key of the Service's annotations
+// or labels after the Gateway's spec.infrastructure, so that a value on the Gateway would
+// never win: Envoy Gateway's EnvoyProxy envoyService (copied after the Gateway's), Contour's
+// ContourDeployment serviceAnnotations (internal/provisioner/objects/service/service.go,
+// DesiredEnvoyService copies them last). kgateway's Helm chart merges the Gateway's
+// annotations over GatewayParameters' extraAnnotations (pkg/kgateway/helm/envoy/templates/
+// service.yaml), so the Gateway wins there and nothing overrides it.
+type override struct {
+	key  core.ObjectKey
+	path []core.PathElem
+	// from → to rewrites the cloud driver's field text (metadata.annotations["k"]).
+	from, to string
+	// userOwned: the value sits where loopguard cannot write it as a field of its own (a
+	// patch in a list): the change is the user's, on key's object.
+	userOwned bool
+}
+
+func overrideOf(v *view, meta, key string) (override, bool) {
+	switch {
+	case v.envoyProxy != nil:
+		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
+			ep := v.envoyProxy
+			return override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
+				path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}},
+				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}, true
+		}
+	case v.impl == NGINXGatewayFabric && meta == "annotations":
+		for _, np := range v.nginxProxies {
+			if _, set := nginxPatchAnnotations(np)[key]; set {
+				// A patch entry is not a field loopguard can own: the user changes it.
+				return override{userOwned: true, key: core.ObjectKey{APIVersion: np.GetAPIVersion(), Kind: kindNginxProxy, Namespace: np.GetNamespace(), Name: np.GetName()}}, true
+			}
+		}
+	case v.contourDeployment != nil && meta == "annotations":
+		if _, set := stringMap(contourPublishing(v.contourDeployment), "serviceAnnotations")[key]; set {
+			cd := v.contourDeployment
+			return override{key: core.ObjectKey{APIVersion: cd.GetAPIVersion(), Kind: kindContourDeployment, Namespace: cd.GetNamespace(), Name: cd.GetName()},
+				path: []core.PathElem{{Field: "spec"}, {Field: "envoy"}, {Field: "networkPublishing"}, {Field: "serviceAnnotations"}, {Field: key}},
+				from: "metadata.annotations", to: "spec.envoy.networkPublishing.serviceAnnotations"}, true
+		}
+	}
+	return override{}, false
+}
+
+// mergeUnder adds src's entries to dst where dst has none.
+func mergeUnder(dst, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	keys := make([]string, 0, len(src))
+	for k := range src {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := dst[k]; !ok {
+			dst[k] = src[k]
+		}
+	}
+	return dst
+}
