@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -71,7 +72,8 @@ func TestCachedPodKeepsWhatPlacementReads(t *testing.T) {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "dropped"}}},
 	}
-	got, err := compactPod(full)
+	pc := newPodCompactor()
+	got, err := pc.compact(full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestCachedPodKeepsWhatPlacementReads(t *testing.T) {
 	if !ok {
 		t.Fatalf("transform gave a %T", got)
 	}
-	if again, _ := compactPod(cp); again != cp {
+	if again, _ := pc.compact(cp); again != cp {
 		t.Error("a cachedPod is transformed again")
 	}
 	want := &corev1.Pod{
@@ -99,5 +101,36 @@ func TestCachedPodKeepsWhatPlacementReads(t *testing.T) {
 	cpy.Affinity.PodAntiAffinity = nil
 	if cp.Labels["app"] != "web" || cp.Affinity.PodAntiAffinity == nil {
 		t.Error("DeepCopyObject shares labels or affinity")
+	}
+}
+
+// TestCachedPodsShareEqualLabels: the replicas of a workload share one labels map in the
+// cache; Pods with other labels do not get it.
+func TestCachedPodsShareEqualLabels(t *testing.T) {
+	pc := newPodCompactor()
+	pod := func(name string, lbls map[string]string) *cachedPod {
+		c, err := pc.compact(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: lbls}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*cachedPod)
+	}
+	a := pod("web-1", map[string]string{"app": "web", "pod-template-hash": "5d8f"})
+	b := pod("web-2", map[string]string{"pod-template-hash": "5d8f", "app": "web"})
+	c := pod("web-3", map[string]string{"app": "web", "pod-template-hash": "77aa"})
+	if fmt.Sprintf("%p", a.Labels) != fmt.Sprintf("%p", b.Labels) {
+		t.Error("equal labels are two maps")
+	}
+	if fmt.Sprintf("%p", a.Labels) == fmt.Sprintf("%p", c.Labels) || c.Labels["pod-template-hash"] != "77aa" {
+		t.Errorf("other labels share the map: %v", c.Labels)
+	}
+	for i := range maxLabelSets + 1 {
+		pod(fmt.Sprint("other-", i), map[string]string{"n": fmt.Sprint(i)})
+	}
+	if len(pc.sets) > maxLabelSets {
+		t.Errorf("%d label sets kept, at most %d", len(pc.sets), maxLabelSets)
+	}
+	if a.Labels["app"] != "web" {
+		t.Errorf("a Pod's labels changed when the sets were emptied: %v", a.Labels)
 	}
 }

@@ -78,7 +78,7 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		// Nothing reads ConfigMaps; keep the informer (if one is ever asked for) small.
 		cmNS[metav1.NamespaceSystem] = cache.Config{}
 	}
-	podTransform := compactPod
+	podTransform := newPodCompactor().compact
 	var namespaces map[string]cache.Config
 	if len(cfg.Namespaces) > 0 {
 		podTransform = slimPod
@@ -150,7 +150,7 @@ func slimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	c, _ := compactPod(p)
+	c, _ := (&podCompactor{}).compact(p)
 	return c.(*cachedPod).pod(), nil
 }
 

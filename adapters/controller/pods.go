@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,16 +69,34 @@ func (p *cachedPod) pod() *corev1.Pod {
 	return out
 }
 
-// compactPod is the Pod informer's transform: a *corev1.Pod becomes a *cachedPod before it
-// enters the cache. Anything else (an object already transformed) passes unchanged.
-func compactPod(obj any) (any, error) {
+// podCompactor is the Pod informer's transform (compact). Pods with equal labels (the
+// replicas of one workload) share one labels map: a small map costs about 300 bytes, as much
+// again as the rest of a cachedPod.
+type podCompactor struct {
+	mu sync.Mutex
+	// sets holds the labels maps handed out, by their canonical text; it is emptied when it
+	// reaches maxLabelSets, so what it keeps of Pods long gone stays bounded (the cached Pods
+	// keep their maps).
+	sets map[string]map[string]string
+}
+
+// maxLabelSets bounds podCompactor.sets: at most about 1 MB of maps no Pod holds any more.
+// The replicas of a workload arrive together (a list returns them in name order, a rollout
+// creates them in a burst), so sharing works with far fewer sets than a cluster has.
+const maxLabelSets = 4096
+
+func newPodCompactor() *podCompactor { return &podCompactor{sets: map[string]map[string]string{}} }
+
+// compact makes a *corev1.Pod a *cachedPod before it enters the cache. Anything else (an
+// object already transformed) passes unchanged.
+func (pc *podCompactor) compact(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	c := &cachedPod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: intern(p.Namespace), UID: p.UID,
-			ResourceVersion: p.ResourceVersion, Labels: internLabels(p.Labels)},
+			ResourceVersion: p.ResourceVersion, Labels: pc.labels(p.Labels)},
 		NodeName: intern(p.Spec.NodeName),
 		Phase:    corev1.PodPhase(intern(string(p.Status.Phase))),
 		Affinity: p.Spec.Affinity,
@@ -86,6 +107,44 @@ func compactPod(obj any) (any, error) {
 		}
 	}
 	return c, nil
+}
+
+// labels returns a labels map equal to in, shared with the cached Pods that have the same.
+// A podCompactor without sets (a zero one) shares nothing.
+func (pc *podCompactor) labels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
+	if pc.sets == nil {
+		return internLabels(in)
+	}
+	keys := make([]string, 0, len(in))
+	n := 0
+	for k, v := range in {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 2
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.Grow(n)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(in[k])
+		b.WriteByte(0)
+	}
+	key := b.String()
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if m, ok := pc.sets[key]; ok {
+		return m
+	}
+	if len(pc.sets) >= maxLabelSets {
+		clear(pc.sets)
+	}
+	m := internLabels(in)
+	pc.sets[key] = m
+	return m
 }
 
 // intern returns the one copy of s that every cached Pod shares; it is freed once no object
