@@ -82,17 +82,27 @@ func start(t testing.TB, enforce bool) *harness {
 // each of with changes the Options after the harness is made.
 func startWith(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string), with ...func(*harness, *Options)) *harness {
 	t.Helper()
+	return startCache(t, enforce, p, rbac, true, with...)
+}
+
+// startCache is startWith; ownNamespace restricts the manager's cache to the test's
+// namespace, as every test but those of the cluster-wide cache does.
+func startCache(t testing.TB, enforce bool, p core.Provider, rbac func(h *harness) (*rest.Config, string), ownNamespace bool, with ...func(*harness, *Options)) *harness {
+	t.Helper()
 	srv := server.Get(t)
 	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), evals: map[objectID]int{}}
 	cfg, leaseNS := srv.Config(), ""
 	if rbac != nil {
 		cfg, leaseNS = rbac(h)
 	}
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps,
-		LeaderElection: leaseNS != "", LeaderElectionNamespace: leaseNS})
 	// Each test's manager sees only its namespace (Nodes are cluster-wide), so tests sharing
 	// the server never reconcile each other's objects.
-	mo.Cache.DefaultNamespaces = map[string]cache.Config{h.ns: {}}
+	var namespaces []string
+	if ownNamespace {
+		namespaces = []string{h.ns}
+	}
+	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps,
+		LeaderElection: leaseNS != "", LeaderElectionNamespace: leaseNS, Namespaces: namespaces})
 	mo.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{"kube-system": {}}}
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip} // several managers in one process
@@ -557,9 +567,26 @@ func TestVerdictTakenBackWhenNoLongerExposed(t *testing.T) {
 }
 
 // TestClientPodReevaluatesTheObjectsThatDeclareIt: a Pod selected by a Service's
-// loopguard.io/clients annotation re-evaluates that Service only.
+// loopguard.io/clients annotation re-evaluates that Service only; with the cluster-wide cache
+// (compact Pods, read from the informer's store) as with a namespace-restricted one.
 func TestClientPodReevaluatesTheObjectsThatDeclareIt(t *testing.T) {
-	h := start(t, false)
+	// The cluster-wide run first: a later one would find the other's Service declaring the
+	// same clients.
+	for _, tc := range []struct {
+		name         string
+		ownNamespace bool
+	}{{"cluster-wide cache", false}, {"namespace cache", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tencent.NewProvider(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clientPodReevaluates(t, startCache(t, false, p, nil, tc.ownNamespace))
+		})
+	}
+}
+
+func clientPodReevaluates(t *testing.T, h *harness) {
 	h.node(h.ns+"-1", nil)
 	h.service("web", map[string]string{core.AnnotationClients: "app=client"})
 	h.service("other", nil)

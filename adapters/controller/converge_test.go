@@ -319,8 +319,7 @@ func (r *convergeRun) start(workers int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps})
-	mo.Cache.DefaultNamespaces = map[string]cache.Config{r.ns: {}}
+	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", ConfigMaps: tkeConfigMaps, Namespaces: []string{r.ns}})
 	mo.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{"kube-system": {}}}
 	skip := true
 	mo.Controller = config.Controller{SkipNameValidation: &skip}

@@ -37,13 +37,12 @@ func (c *Controller) facts(ctx context.Context, ns string, objs ...client.Object
 
 // addPods adds the Pods an evaluation of objs in ns reads (facts).
 func (c *Controller) addPods(ctx context.Context, cl *core.Cluster, ns string, objs []client.Object) error {
-	shared := client.UnsafeDisableDeepCopy
-	var pods corev1.PodList
-	if err := c.cache.List(ctx, &pods, shared, client.InNamespace(ns)); err != nil {
+	pods, err := listPods(ctx, c.cache, ns, nil)
+	if err != nil {
 		return fmt.Errorf("list Pods: %w", err)
 	}
-	for i := range pods.Items {
-		cl.Add(&pods.Items[i])
+	for _, p := range pods {
+		cl.Add(p)
 	}
 	if ns == "" {
 		return nil
@@ -62,12 +61,12 @@ func (c *Controller) addPods(ctx context.Context, cl *core.Cluster, ns string, o
 		if err != nil || sel.Empty() {
 			continue // the evaluation reports the bad selector
 		}
-		var clients corev1.PodList
-		if err := c.cache.List(ctx, &clients, shared, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		clients, err := listPods(ctx, c.cache, "", sel)
+		if err != nil {
 			return fmt.Errorf("list client Pods: %w", err)
 		}
-		for i := range clients.Items {
-			if p := &clients.Items[i]; p.Namespace != ns {
+		for _, p := range clients {
+			if p.Namespace != ns {
 				cl.Add(p)
 			}
 		}

@@ -269,12 +269,12 @@ func (g *GatewayController) facts(ctx context.Context) (*core.Cluster, error) {
 	for i := range slices.Items {
 		objs = append(objs, &slices.Items[i])
 	}
-	var pods corev1.PodList
-	if err := g.cache.List(ctx, &pods, shared); err != nil {
+	pods, err := listPods(ctx, g.cache, "", nil)
+	if err != nil {
 		return nil, fmt.Errorf("list Pods: %w", err)
 	}
-	for i := range pods.Items {
-		objs = append(objs, &pods.Items[i])
+	for _, p := range pods {
+		objs = append(objs, p)
 	}
 	for _, key := range g.cms {
 		var cm corev1.ConfigMap

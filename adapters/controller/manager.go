@@ -2,7 +2,6 @@ package controller
 
 import (
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +35,11 @@ type ManagerConfig struct {
 	WebhookPort int
 	// ConfigMaps are Options.ConfigMaps: only their namespaces' ConfigMaps are cached.
 	ConfigMaps []types.NamespacedName
+	// Namespaces, when set, restricts the cache to these namespaces (cluster-scoped kinds stay
+	// cluster-wide). Set it here rather than in the returned options' Cache.DefaultNamespaces:
+	// only a cluster-wide Pod informer's store can be read directly, which the compact Pod
+	// cache needs (cachedPod); a restricted cache keeps slimmed corev1.Pods instead.
+	Namespaces []string
 }
 
 // serviceAccountNamespace is where a Pod finds its namespace; controller-runtime reads it
@@ -47,8 +51,9 @@ const LeaderElectionID = "loopguard.loopguard.io"
 
 // ManagerOptions returns manager options for the controller: leader election, the metrics and
 // probe endpoints, and a cache that holds only what an evaluation reads (ConfigMaps of the
-// named namespaces; Pods stripped to labels, node, affinity and readiness, which is all
-// placement reads, so 50,000 Pods cost little memory).
+// named namespaces; Pods kept as cachedPods, which hold only their labels, node, affinity and
+// readiness, all that placement reads, so 50,000 Pods cost little memory). The cache then
+// answers no Get or List of corev1.Pods (cachedPod).
 func ManagerOptions(cfg ManagerConfig) manager.Options {
 	metricsAddr, probeAddr := cfg.MetricsAddr, cfg.ProbeAddr
 	if metricsAddr == "" {
@@ -73,6 +78,15 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		// Nothing reads ConfigMaps; keep the informer (if one is ever asked for) small.
 		cmNS[metav1.NamespaceSystem] = cache.Config{}
 	}
+	podTransform := newPodCompactor().compact
+	var namespaces map[string]cache.Config
+	if len(cfg.Namespaces) > 0 {
+		podTransform = slimPod
+		namespaces = map[string]cache.Config{}
+		for _, ns := range cfg.Namespaces {
+			namespaces[ns] = cache.Config{}
+		}
+	}
 	metrics := metricsserver.Options{BindAddress: metricsAddr}
 	if cfg.MetricsSecure {
 		metrics.SecureServing = true
@@ -90,19 +104,24 @@ func ManagerOptions(cfg ManagerConfig) manager.Options {
 		Cache: cache.Options{
 			// managedFields are read from the live object at write time (core's ownership
 			// checks), never from the cache; Services keep theirs, which VKE's dialect reads.
-			DefaultTransform: stripManagedFields,
+			DefaultNamespaces: namespaces,
+			DefaultTransform:  stripManagedFields,
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Namespaces: cmNS, Transform: stripManagedFields},
-				&corev1.Pod{}:       {Transform: slimPod},
+				&corev1.Pod{}:       {Transform: podTransform},
 				&corev1.Node{}:      {Transform: slimNode},
 			}},
 	}
 }
 
-// stripManagedFields drops managedFields before an object enters the cache (Services
-// excepted: VKE's dialect asks who set a Service's ip-mode annotation).
+// stripManagedFields drops managedFields before an object enters the cache, except a
+// LoadBalancer Service's: VKE's dialect asks who set its ip-mode annotation. The ClusterIP
+// Services (most of a cluster's) are read for their spec only.
 func stripManagedFields(obj any) (any, error) {
-	if _, ok := obj.(*corev1.Service); ok {
+	if s, ok := obj.(*corev1.Service); ok {
+		if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			s.ManagedFields = nil
+		}
 		return obj, nil
 	}
 	if m, ok := obj.(metav1.Object); ok {
@@ -124,38 +143,15 @@ func slimNode(obj any) (any, error) {
 }
 
 // slimPod keeps of a Pod what core.Cluster reads (labels, node, anti-affinity, phase and
-// readiness) and drops the rest before it enters the cache.
+// readiness) and drops the rest before it enters a namespace-restricted cache
+// (ManagerConfig.Namespaces), which cannot hold cachedPods.
 func slimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
-	slim := &corev1.Pod{
-		TypeMeta: p.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels,
-			ResourceVersion: p.ResourceVersion},
-		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName, Affinity: p.Spec.Affinity},
-		Status: corev1.PodStatus{Phase: p.Status.Phase},
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			slim.Status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
-		}
-	}
-	// Traefik's static configuration is its arguments: the Service it publishes Gateways from
-	// and its entry points (providers/gateway, docs/gateway.md). Only those arguments are kept.
-	for _, c := range p.Spec.Containers {
-		var kept []string
-		for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
-			if l := strings.ToLower(a); strings.HasPrefix(l, "--providers.kubernetesgateway") || strings.HasPrefix(l, "--entrypoints.") {
-				kept = append(kept, a)
-			}
-		}
-		if len(kept) > 0 {
-			slim.Spec.Containers = append(slim.Spec.Containers, corev1.Container{Name: c.Name, Args: kept})
-		}
-	}
-	return slim, nil
+	c, _ := (&podCompactor{}).compact(p)
+	return c.(*cachedPod).pod(), nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -45,6 +45,14 @@ func (c *Controller) register(mgr manager.Manager, workers int) error {
 			return err
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Service{}, loadBalancerIndex, func(o client.Object) []string {
+		if isLoadBalancer(o) {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 
 	svc := ctrl.NewControllerManagedBy(mgr).Named("loopguard-service").WithOptions(opts).
@@ -70,9 +78,8 @@ func (c *Controller) dependencies(b *builder.Builder, kind string) *builder.Buil
 		return c.affected(ctx, kind, nil)
 	}), builder.WithPredicates(nodeChanged))
 	b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		pod := o.(*corev1.Pod)
-		keep := func(obj client.Object) bool { return c.declaresClient(obj, pod) }
-		if !c.profileSelects(pod) {
+		keep := func(obj client.Object) bool { return c.declaresClient(obj, o) }
+		if !c.profileSelects(o) {
 			// Only an object's own annotation can declare this Pod a client: look at those
 			// objects only, not at every cached one for each of 50,000 Pod events.
 			return c.affectedAmong(ctx, kind, c.declaring(ctx, kind), keep)
@@ -154,20 +161,24 @@ func isLoadBalancer(o client.Object) bool {
 
 // nodeChanged lets through what a dialect can read of a Node: that it exists and its labels
 // (node kinds, exclusion from load balancers, backend pools). Status updates, which every
-// node makes all the time, change no verdict.
+// node makes all the time, change no verdict. Nodes of the initial list are not let through,
+// for the reason podChanged gives.
 var nodeChanged = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return !reflect.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// podChanged lets through what placement reads of a Pod: labels, node, readiness.
+// podChanged lets through what placement reads of a Pod: labels, node, readiness. The Pods of
+// the informer's initial list are not let through: no object has been reconciled yet, so each
+// would only enqueue, unevaluated, objects their own initial list enqueues anyway, and 50,000
+// of them at start-up made tens of MB of garbage (BenchmarkInformerMemory, "at sync").
 var podChanged = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)
-		return !reflect.DeepEqual(o.Labels, n.Labels) || o.Spec.NodeName != n.Spec.NodeName ||
-			o.Status.Phase != n.Status.Phase || podReady(o) != podReady(n)
+		return !reflect.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) || stateOf(e.ObjectOld) != stateOf(e.ObjectNew)
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
@@ -193,12 +204,12 @@ func declaresClients(o client.Object) []string {
 
 // profileSelects reports whether the profile's client selector selects the Pod (an invalid
 // one selects every Pod: the evaluation reports it).
-func (c *Controller) profileSelects(pod *corev1.Pod) bool {
+func (c *Controller) profileSelects(pod client.Object) bool {
 	if c.profile.Clients == "" {
 		return false
 	}
 	s, err := labels.Parse(c.profile.Clients)
-	return err != nil || s.Matches(labels.Set(pod.Labels))
+	return err != nil || s.Matches(labels.Set(pod.GetLabels()))
 }
 
 // declaring lists the candidates of kind that declare their own clients (the annotation).
@@ -232,7 +243,7 @@ func (c *Controller) declaring(ctx context.Context, kind string) []client.Object
 
 // declaresClient reports whether obj's declared clients (its loopguard.io/clients annotation,
 // else the profile's) select the Pod.
-func (c *Controller) declaresClient(obj client.Object, pod *corev1.Pod) bool {
+func (c *Controller) declaresClient(obj client.Object, pod client.Object) bool {
 	sel := c.profile.Clients
 	if v, ok := obj.GetAnnotations()[core.AnnotationClients]; ok {
 		sel = v
@@ -244,7 +255,7 @@ func (c *Controller) declaresClient(obj client.Object, pod *corev1.Pod) bool {
 	if err != nil {
 		return true // the evaluation reports the bad selector; let it run
 	}
-	return s.Matches(labels.Set(pod.Labels))
+	return s.Matches(labels.Set(pod.GetLabels()))
 }
 
 func (c *Controller) sliceToService(_ context.Context, o client.Object) []reconcile.Request {
@@ -280,13 +291,18 @@ func (c *Controller) ingressesFor(ctx context.Context, ns, svc string) []reconci
 	return out
 }
 
-// candidates lists the cached objects of one kind, LoadBalancer Services only.
+// loadBalancerIndex indexes the LoadBalancer Services.
+const loadBalancerIndex = "loopguard.io/load-balancer"
+
+// candidates lists the cached objects of one kind, LoadBalancer Services only. They are
+// listed by loadBalancerIndex: a list of every Service copies each into a new array (17 MB
+// with 10,000 Services, for every Node event).
 func (c *Controller) candidates(ctx context.Context, kind string) []client.Object {
 	var out []client.Object
 	switch kind {
 	case "Service":
 		var list corev1.ServiceList
-		if err := c.cache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		if err := c.cache.List(ctx, &list, client.UnsafeDisableDeepCopy, client.MatchingFields{loadBalancerIndex: "true"}); err != nil {
 			c.log.Warn("list Services", "error", err)
 			return nil
 		}
@@ -345,21 +361,34 @@ func (c *Controller) affectedAmong(ctx context.Context, kind string, objs []clie
 	if len(reconciled) == 0 {
 		return out
 	}
-	cl, err := c.facts(ctx, "")
-	if err != nil {
-		c.log.Warn("read facts for a dependency change", "error", err)
-		return out
-	}
+	// The facts of one namespace at a time, as a reconcile reads them: the Pods of every
+	// namespace at once would be 50,000 copies out of the compact Pod cache (cachedPod).
+	byNS := map[string][]client.Object{}
+	var order []string
 	for _, o := range reconciled {
-		id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
-		typed := o.DeepCopyObject()
-		res, err := core.Evaluate(c.dialect, typed, cl, c.profile.Policy)
-		fp := notExposedPrint
-		if !core.IsNotExposed(err) {
-			fp = fingerprint(res, err)
+		if _, ok := byNS[o.GetNamespace()]; !ok {
+			order = append(order, o.GetNamespace())
 		}
-		if prev, seen := c.seen.Load(id); !seen || prev.(uint64) != fp {
-			out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
+		byNS[o.GetNamespace()] = append(byNS[o.GetNamespace()], o)
+	}
+	for _, ns := range order {
+		objs := byNS[ns]
+		cl, err := c.facts(ctx, ns, objs...)
+		if err != nil {
+			c.log.Warn("read facts for a dependency change", "namespace", ns, "error", err)
+			continue
+		}
+		for _, o := range objs {
+			id := objectID{Kind: kind, NamespacedName: client.ObjectKeyFromObject(o)}
+			typed := o.DeepCopyObject()
+			res, err := core.Evaluate(c.dialect, typed, cl, c.profile.Policy)
+			fp := notExposedPrint
+			if !core.IsNotExposed(err) {
+				fp = fingerprint(res, err)
+			}
+			if prev, seen := c.seen.Load(id); !seen || prev.(uint64) != fp {
+				out = append(out, reconcile.Request{NamespacedName: id.NamespacedName})
+			}
 		}
 	}
 	return out

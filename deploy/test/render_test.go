@@ -132,6 +132,13 @@ func TestOverlaysRender(t *testing.T) {
 			if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().Cmp(*c.Resources.Requests.Memory()) < 0 {
 				t.Errorf("memory requests %v, limits %v", c.Resources.Requests.Memory(), c.Resources.Limits.Memory())
 			}
+			// The Go runtime knows the limit, so it collects harder near it rather than
+			// being OOM-killed.
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+				return e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory"
+			}) {
+				t.Errorf("GOMEMLIMIT does not follow limits.memory: %+v", c.Env)
+			}
 			if len(spec.TopologySpreadConstraints) == 0 && (spec.Affinity == nil || spec.Affinity.PodAntiAffinity == nil) {
 				t.Errorf("the replicas may share a node: no topology spread, no anti-affinity")
 			}

@@ -23,9 +23,11 @@
 //
 // What must hold: every object converges (its final plan changes nothing, and where loopguard's
 // change is the remedy the assessment says no connection loops); nothing loopguard does not own
-// is lost or changed, on the API server or on the CLB; and every write beyond the fewest the
-// fleet needs is explained by an ambiguous failure (an answer lost after a write was made, or a
-// stop right after one), at most one repeat for each. W is the number of such repeats.
+// is lost or changed, on the API server or on the CLB; and no write is made beyond the fewest
+// the fleet needs (W, the extra writes, is 0): an ambiguous failure (an answer lost after a
+// write was made, or a stop right after one) is no excuse for a repeat, since every retry reads
+// before it writes (the Tencent driver's retries of a ModifyListener whose answer was lost
+// among them).
 //
 // The campaign's host uses temporary Tencent credentials (a key and a session token) and a
 // Volcengine key; every log line at trace level (reconcilers, drivers, the CLB reader, the

@@ -472,10 +472,29 @@ func (c *clbCaller) checkTaskReadable(ctx context.Context, target string) error 
 // maxListenerIDs is DescribeListeners' limit on ListenerIds.
 const maxListenerIDs = 100
 
-// modifyListener writes one listener attribute and returns the task ID (the RequestId).
-func (c *clbCaller) modifyListener(ctx context.Context, w *listenerWrite) (string, error) {
-	var taskID string
-	err := c.do(ctx, "ModifyListener", w.target(), func(ctx context.Context) error {
+// modifyListener writes the listener's attribute and returns the task ID to wait on. A retry
+// never repeats a write that took: once an attempt's answer was lost (a dropped connection, a
+// 5xx, an internal error: the write may have been made), every retry reads the listener first
+// (settled), also while the load balancer is busy with that write's task, and when the
+// listener holds the value the write is done: already is true and there is no task to wait
+// on (a listener shows a value once its task succeeded). A retry after a plain refusal
+// (throttled, busy) reads nothing more: the read would spend DescribeListeners' quota on each.
+func (c *clbCaller) modifyListener(ctx context.Context, w *listenerWrite, settled func(context.Context) (bool, error)) (taskID string, already bool, err error) {
+	var maybeTook bool
+	var readErr error
+	err = c.do(ctx, "ModifyListener", w.target(), func(ctx context.Context) error {
+		readErr = nil
+		if maybeTook && settled != nil {
+			done, err := settled(ctx)
+			if err != nil {
+				readErr = err
+				return err
+			}
+			if done {
+				already = true
+				return nil
+			}
+		}
 		req := clb.NewModifyListenerRequest()
 		req.LoadBalancerId = common.StringPtr(w.lbID)
 		req.ListenerId = common.StringPtr(w.listenerID)
@@ -492,12 +511,18 @@ func (c *clbCaller) modifyListener(ctx context.Context, w *listenerWrite) (strin
 		if err == nil && resp.Response != nil && resp.Response.RequestId != nil {
 			taskID = *resp.Response.RequestId
 		}
+		if classify(err) == failTransient {
+			maybeTook = true
+		}
 		return err
 	})
-	if err == nil && taskID == "" {
-		return "", fmt.Errorf("clb ModifyListener %s: the answer carries no RequestId to wait on", w.target())
+	if err != nil && readErr != nil {
+		return "", false, readErr
 	}
-	return taskID, err
+	if err == nil && !already && taskID == "" {
+		return "", false, fmt.Errorf("clb ModifyListener %s: the answer carries no RequestId to wait on", w.target())
+	}
+	return taskID, already, err
 }
 
 // waitTask polls DescribeTaskStatus until the task ends: nil when it succeeded, a *TaskError

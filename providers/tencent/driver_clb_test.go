@@ -273,6 +273,34 @@ func TestDirectRealBusyLB(t *testing.T) {
 	}
 }
 
+// TestDirectLostAnswerNotRepeated: a ModifyListener whose answer is lost after the CLB
+// accepted it (the connection dropped) is not made again: the driver reads the listener before
+// it retries, and a write that took is done, also when its task still runs at the first look
+// and the retry meets the busy CLB.
+func TestDirectLostAnswerNotRepeated(t *testing.T) {
+	for name, task := range map[string]time.Duration{"task done at once": 0, "task still running": 40 * time.Millisecond} {
+		t.Run(name, func(t *testing.T) {
+			s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: task},
+				&tencent.DriverOptions{TaskPollInterval: 5 * time.Millisecond, Backoff: tencent.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 2 * time.Second}}, tencent.CapL4SNAT)
+			s.cloud.srv.InjectFault("ModifyListener", 1, clbtest.DropFault())
+			out, err := s.reconcile(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Written) != 2 {
+				t.Errorf("written %v, want both listeners", out.Written)
+			}
+			writes := s.cloud.srv.Writes()
+			if len(writes) != 2 || !writes[0].Dropped {
+				t.Errorf("%d writes (%+v), want one per listener, the first one's answer dropped", len(writes), writes)
+			}
+			if !s.cloud.listener(t, "TCP/80").SnatEnable || !s.cloud.listener(t, "UDP/53").SnatEnable {
+				t.Error("SNAT not on")
+			}
+		})
+	}
+}
+
 // TestDirectTaskTimeout: a task still running after TaskTimeout is a RetryError; the next run
 // converges without writing twice.
 func TestDirectTaskTimeout(t *testing.T) {

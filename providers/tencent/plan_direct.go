@@ -383,7 +383,10 @@ func (d *Driver) writeListener(ctx context.Context, w *listenerWrite, log hclog.
 	if err := d.clb.checkTaskReadable(ctx, w.target()); err != nil {
 		return none, "", err
 	}
-	taskID, err := d.clb.modifyListener(ctx, w)
+	taskID, already, err := d.clb.modifyListener(ctx, w, func(ctx context.Context) (bool, error) {
+		l, err := d.readListener(ctx, w)
+		return err == nil && w.satisfied(l), err
+	})
 	if err != nil {
 		if classify(err) == failNotEnabled {
 			return none, "", NewAllowlistError(w.object, w.capability(), err)
@@ -391,6 +394,11 @@ func (d *Driver) writeListener(ctx context.Context, w *listenerWrite, log hclog.
 		return none, "", err
 	}
 	wrote := core.ApplyResult{Wrote: true}
+	if already {
+		// An attempt whose answer was lost took; its task has succeeded (the listener shows it).
+		log.Info("listener write took, its answer was lost")
+		return wrote, "", nil
+	}
 	log.Info("listener write accepted", "task", taskID)
 	if err := d.clb.waitTask(ctx, taskID, w.target()); err != nil {
 		var te *TaskError
