@@ -201,6 +201,16 @@ func (v *verifier) sweep(ctx context.Context) {
 // evaluated again: a fix may have landed since the request) and records the outcome.
 func (v *verifier) run(ctx context.Context, key types.NamespacedName) {
 	id := objectID{Kind: "Service", NamespacedName: key}
+	// request already delays a trigger to the end of the Service's Interval; one that arrives
+	// here within it was made while the last run was under way (a reconcile of the status that
+	// run's address brought, say), and that run answered it: at most one run per Interval.
+	v.mu.Lock()
+	last, ok := v.last[key]
+	v.mu.Unlock()
+	if ok && time.Since(last) < v.o.Interval {
+		v.log.Debug("not verified again: verified within the interval", "object", id.String(), "at", last)
+		return
+	}
 	obj, err := v.c.get(ctx, id)
 	if err != nil || obj == nil {
 		return
