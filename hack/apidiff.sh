@@ -56,13 +56,16 @@ main() {
 	for pkg in "${pkgs[@]}"; do
 		[[ -d "$work/old/$pkg" ]] || { log "$pkg is new since $base"; continue; }
 		(cd "$work/old" && "$tool" -w "$work/old.export" "./$pkg")
-		report="$("$tool" -incompatible "$work/old.export" "./$pkg")"
+		# One run; apidiff prints "Incompatible changes:" and "Compatible changes:" sections of
+		# "- name: what" lines.
+		local full added
+		full="$("$tool" "$work/old.export" "./$pkg")"
+		report="$(awk '/^Incompatible changes:/ { on = 1; next } /^Compatible changes:/ { on = 0 } on && /^- /' <<<"$full")"
+		added="$(awk '/^Compatible changes:/ { on = 1; next } /^Incompatible changes:/ { on = 0 } on && /^- /' <<<"$full" | wc -l)"
 		if [[ -n "$report" ]]; then
 			incompatible+="$pkg:"$'\n'"$report"$'\n'
 		fi
-		local all
-		all="$("$tool" "$work/old.export" "./$pkg" | grep -c '^[-+]\|^Compatible\|^Incompatible' || true)"
-		log "$pkg: $([[ -n "$report" ]] && echo "INCOMPATIBLE changes" || echo "compatible") since $(git rev-parse --short "$base") ($all lines of apidiff)"
+		log "$pkg: $([[ -n "$report" ]] && echo "INCOMPATIBLE changes" || echo "compatible") since $(git rev-parse --short "$base") ($added compatible changes)"
 	done
 	[[ -z "$incompatible" ]] && { echo "apidiff: no incompatible change of the exported API since $(git rev-parse --short "$base")"; return 0; }
 
