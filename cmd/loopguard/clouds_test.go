@@ -41,6 +41,14 @@ func TestCloudExamples(t *testing.T) {
 		"hetzner": {
 			"web":         {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the hetzner cloud-controller-manager to v1.21.0"},
 			"web-current": {risk: "none", symptom: "none", remedy: "none"},
+			// No annotation: the controller's Pod sets the PROXY protocol on cluster-wide.
+			"web-default": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the hetzner cloud-controller-manager to v1.29.1"},
+		},
+		// The default VPC ALB is a proxy behind a hostname; a VPC NLB's IP is intercepted.
+		"ibm": {
+			"web":       {risk: "none", symptom: "none", remedy: "none"},
+			"web-proxy": {risk: "none", symptom: "none", remedy: "none"},
+			"api":       {risk: "none", symptom: "none", remedy: "none"},
 		},
 		"openstack": {
 			"web-named": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `loadbalancer.openstack.org/hostname"]: "web.example.com"`},
@@ -123,7 +131,8 @@ func TestCloudExamplesPlan(t *testing.T) {
 		"alibaba":      {"nlb-preserve": {"cluster", "off"}, "proxy-named": {"cluster", "shop.internal.example.com"}, "proxy-unnamed": {"user", "a DNS name"}},
 		"digitalocean": {"web-named": {"cluster", "web.example.com"}, "web": {"user", "a DNS name"}},
 		"linode":       {"web": {"cluster", "true"}},
-		"hetzner":      {"web": {"user", "upgrade the hetzner cloud-controller-manager"}},
+		"hetzner":      {"web": {"user", "upgrade the hetzner cloud-controller-manager"}, "web-default": {"user", "to v1.29.1"}},
+		"ibm":          {},
 		"openstack":    {"web-named": {"cluster", "web.example.com"}, "web": {"user", "upgrade the openstack cloud-controller-manager"}},
 		"baremetal":    {},
 		"scaleway":     {"web": {"cluster", "true"}, "web-keep-ip": {"cluster", "Proxy"}},

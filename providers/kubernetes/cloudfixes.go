@@ -25,7 +25,8 @@ type cloudFix struct {
 // cloudFixes lists the fixes of the cloud the exposure is on. They are carried out through the
 // cluster writer (server-side apply of one annotation), which the cloud's controller reads.
 // ownsStatus is Options.OwnsStatus: a host that is the controller has no controller to upgrade.
-func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane, det detection, ownsStatus bool) []cloudFix {
+// cl holds the inputs' other objects (the cloud controller's Pod).
+func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane, det detection, ownsStatus bool, cl *core.Cluster) []cloudFix {
 	if det.row == nil {
 		return nil
 	}
@@ -87,14 +88,18 @@ func cloudFixes(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *data
 	}
 	// A controller that publishes Proxy by itself with the PROXY protocol, yet this status
 	// has VIP: it is older than the release that began to (or was told otherwise).
-	if m.WithProxyProtocol && !ownsStatus && len(st.vips)+len(st.defaulted) > 0 && ccmProxyProtocolOn(det.row.Cloud, svc) &&
+	if on, since := ccmProxyProtocolFor(det.row, svc, cl); on && !ownsStatus && len(st.vips)+len(st.defaulted) > 0 &&
 		(m.Annotation == "" || svc.Annotations[m.Annotation] == "") {
 		o := throughLBOffer(e, st, dp)
-		o.Action = "upgrade the " + string(det.row.Cloud) + " cloud-controller-manager to " + m.Since +
+		o.Action = "upgrade the " + string(det.row.Cloud) + " cloud-controller-manager to " + since +
 			" or later (it publishes ipMode Proxy by itself while the PROXY protocol is on; this status has VIP for " +
 			strings.Join(append(append([]string(nil), st.vips...), st.defaulted...), ", ") + ")"
+		src := m.Source
+		if since != m.Since {
+			src += "; " + srcHetznerDefaults
+		}
 		o.Reason = ruleOfferCCMUpgrade.Because(string(det.row.Cloud) + ": the cloud-controller-manager publishes ipMode Proxy by itself while the PROXY protocol is on, since " +
-			m.Since + "; an older one publishes VIP (" + m.Source + ")")
+			since + "; an older one publishes VIP (" + src + ")")
 		out = append(out, cloudFix{offer: o})
 	}
 	return out
@@ -111,17 +116,26 @@ func declined(svc *corev1.Service, key, want string) bool {
 // controller's source was read and does not publish it for this Service: there only a fork
 // of the controller could, and the user runs the cloud's. The fixes the controller does read
 // are offered by cloudFixes.
-func ccmIPModeLimits(o *core.Offer, svc *corev1.Service, det detection) {
+func ccmIPModeLimits(o *core.Offer, svc *corev1.Service, det detection, cl *core.Cluster) {
 	if det.row == nil || !det.row.IPMode.Read {
 		return
 	}
 	m := det.row.IPMode
+	if bareMetal(det.row.Cloud) {
+		// No box to go through: the announcing node's service proxy is the load balancer, and
+		// kube-proxy programs no Proxy-mode address (KEP-1860), so Proxy would strand even the
+		// traffic from outside on the node that answers the address.
+		o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
+			Reason: ruleCCMNoProxyIPMode.Because(string(det.row.Cloud) + ": the controller publishes the address as an IP, never a hostname or ipMode Proxy, and there is no load balancer in front of the nodes to go through: the nodes announce the address and their service proxy answers it [" + m.Source + "]")})
+		return
+	}
 	var what string
+	on, since := ccmProxyProtocolFor(det.row, svc, cl)
 	switch {
 	case m.Annotation != "":
 		what = "publishes ipMode from " + m.Annotation + " (offered on its own)"
-	case m.WithProxyProtocol && ccmProxyProtocolOn(det.row.Cloud, svc):
-		what = "publishes ipMode Proxy by itself while the PROXY protocol is on, since " + m.Since + " (offered on its own as an upgrade)"
+	case on:
+		what = "publishes ipMode Proxy by itself while the PROXY protocol is on, since " + since + " (offered on its own as an upgrade)"
 	case m.WithProxyProtocol:
 		what = "publishes ipMode Proxy only while the PROXY protocol is on, which this Service does not turn on"
 	default:
@@ -129,6 +143,29 @@ func ccmIPModeLimits(o *core.Offer, svc *corev1.Service, det detection) {
 	}
 	o.Unmet = append(o.Unmet, core.Precondition{Kind: core.PreconditionUnsupported,
 		Reason: ruleCCMNoProxyIPMode.Because(string(det.row.Cloud) + ": the cloud-controller-manager " + what + " [" + m.Source + "]")})
+}
+
+// bareMetal reports the implementations without a load-balancer box (MetalLB, kube-vip,
+// Cilium LB IPAM): the nodes announce the address and their service proxy answers it.
+func bareMetal(c Cloud) bool {
+	return c == CloudMetalLB || c == CloudKubeVIP || c == CloudCilium
+}
+
+// ccmProxyProtocolFor says whether the controller sees the PROXY protocol on for the Service
+// and publishes ipMode Proxy for it, and from which release: the Service's annotation since the
+// row's release, or, for Hetzner, the controller's cluster-wide default (its Pod's environment
+// in the inputs) since v1.29.1, when the status began to follow the default (#1131).
+func ccmProxyProtocolFor(row *CloudFacts, svc *corev1.Service, cl *core.Cluster) (bool, string) {
+	m := row.IPMode
+	switch {
+	case !m.WithProxyProtocol:
+		return false, ""
+	case ccmProxyProtocolOn(row.Cloud, svc):
+		return true, m.Since
+	case row.Cloud == CloudHetzner && len(hetznerDefaultProxyProtocol(svc, cl, true, "")) > 0:
+		return true, "v1.29.1"
+	}
+	return false, ""
 }
 
 // ccmProxyProtocolOn is the controller's own test for "the PROXY protocol is on", where it
@@ -253,7 +290,7 @@ func planCloudFix(d *Dialect, svc *corev1.Service, req *core.PlanRequest, p *cor
 		c, _ = core.NewCluster(core.ClusterProfile{})
 	}
 	st := statusOf(svc.Status.LoadBalancer.Ingress)
-	fixes := cloudFixes(svc, &tr.Exposure, &st, d.dataplane(&c.Profile), detectCloud(svc, c), d.opts.OwnsStatus)
+	fixes := cloudFixes(svc, &tr.Exposure, &st, d.dataplane(&c.Profile), detectCloud(svc, c), d.opts.OwnsStatus, c)
 	dec := &p.Decision
 	for i := range fixes {
 		f := &fixes[i]

@@ -95,10 +95,11 @@ const (
 	srcOpenStackDocs = "kubernetes/cloud-provider-openstack docs/openstack-cloud-controller-manager/expose-applications-using-loadbalancer-type-service.md (loadbalancer.openstack.org/hostname, proxy-protocol; amphora or OVN provider decides proxy or pass-through)"
 	srcOracle        = "Oracle OKE docs \"Specifying IPMode to adjust traffic routing\" (oci.oraclecloud.com/ingress-ip-mode: \"VIP\" or \"proxy\"; the OCI load balancer is a proxy, the network load balancer preserves the source with is-preserve-source); oracle/oci-cloud-controller-manager docs/load-balancer-annotations.md"
 	srcExoscale      = "exoscale/exoscale-cloud-controller-manager docs/service-loadbalancer.md (no statement found here about source NAT or hairpin: unknown)"
-	srcIBM           = "kubernetes/website service.md (Internal load balancer, IBM Cloud); no public statement found here about source NAT: unknown"
-	srcMetalLB       = "metallb.universe.tf concepts/layer2 (layer 2 does not implement a load balancer: one node holds the address and kube-proxy spreads the traffic from there)"
-	srcKubeVIP       = "kube-vip.io docs usage/cloud-provider (kube-vip announces Service addresses from the nodes; loadBalancerClass kube-vip.io/kube-vip-class)"
-	srcCilium        = "docs.cilium.io network/lb-ipam and bgp-control-plane (Cilium assigns and announces the address; its own service dataplane handles it on the node)"
+	srcIBM           = "IBM Cloud docs containers?topic=containers-vpc-lbaas (ibm-cloud-docs/containers vpc-lbaas.md: a LoadBalancer Service gets a VPC ALB by default, reached through its hostname *.lb.appdomain.cloud, source IP preservation only with enable-features \"proxy-protocol\"; with enable-features \"nlb\" a VPC NLB, which preserves the source IP by default (direct server return) and is published as an IP)"
+	srcIBMCCM        = "IBM-Cloud/cloud-provider-ibm pkg/vpcctl/vpc_lbaas.go GetLoadBalancerStatus (the VPC load balancer's hostname, no ipMode), vpc_sdk_gen2.go CreateLoadBalancer (PROXY protocol v1 on the pools with enable-features proxy-protocol), vpc_sdk_base.go (the pools' PROXY protocol: application family only), ibm/ibm_instances.go providerIDV2 (ibm://<account>///<cluster>/<worker>)"
+	srcMetalLB       = "metallb.universe.tf concepts/layer2 (layer 2 does not implement a load balancer: one node holds the address and kube-proxy spreads the traffic from there); metallb/metallb controller/service.go (the status carries each address as an IP, never a hostname or an ipMode)"
+	srcKubeVIP       = "kube-vip/website content/docs/about/architecture.md (kube-vip advertises the Service's address over ARP or BGP so traffic reaches the nodes and the Service network, then writes the address into the status) and usage/kubernetes-services.md (loadBalancerClass kube-vip.io/kube-vip-class); kube-vip/kube-vip pkg/services/services.go updateStatus (IPs only: a DNS name is resolved to its IPs, UPnP adds the gateway's IPs; no ipMode)"
+	srcCilium        = "cilium/cilium Documentation/network/lb-ipam.rst (LB IPAM assigns the address, other features announce and load-balance it) and operator/pkg/lbipam/lbipam.go satisfyService (the status carries each address as an IP, no hostname, no ipMode); classes io.cilium/l2-announcer (pkg/k8s/apis/cilium.io/v2alpha1, L2AnnounceLoadBalancerClass) and io.cilium/bgp-control-plane"
 
 	// What each controller publishes in the status, read in its source (docs/sources.md#clouds).
 	srcCCMGKE       = "kubernetes/ingress-gce pkg/l4 (the GKE L4 controllers publish ipMode VIP); kubernetes/cloud-provider-gcp (no ipMode)"
@@ -169,16 +170,21 @@ var cloudTable = []CloudFacts{
 	{Cloud: CloudExoscale, ProviderIDPrefixes: []string{"exoscale://"},
 		AnnotationPrefixes: []string{"service.beta.kubernetes.io/exoscale-loadbalancer-"},
 		SourceNAT:          core.No, IPMode: CCMIPMode{Read: true, Source: srcCCMExoscale}, Source: srcCCMExoscale},
+	// IBM Cloud: the VPC ALB or NLB per Service (ibmSourceNAT); a classic cluster's NLB is not
+	// read here. The VPC NLB's IP status comes from code IBM does not publish, so the ipMode
+	// handling stays unread.
 	{Cloud: CloudIBM, ProviderIDPrefixes: []string{"ibm://"},
 		AnnotationPrefixes: []string{"service.kubernetes.io/ibm-"},
-		SourceNAT:          core.Unknown, Source: srcIBM},
+		SourceNAT:          core.Unknown, Source: srcIBM + "; " + srcIBMCCM},
+	// The bare-metal implementations have no load-balancer box: the nodes announce the
+	// address and their service proxy answers it. None publishes a hostname or ipMode Proxy.
 	{Cloud: CloudMetalLB, AnnotationPrefixes: []string{"metallb.universe.tf/", "metallb.io/"},
-		SourceNAT: core.No, Source: srcMetalLB},
+		SourceNAT: core.No, IPMode: CCMIPMode{Read: true, Source: srcMetalLB}, Source: srcMetalLB},
 	{Cloud: CloudKubeVIP, Classes: []string{"kube-vip.io/kube-vip-class"}, AnnotationPrefixes: []string{"kube-vip.io/"},
-		SourceNAT: core.No, Source: srcKubeVIP},
+		SourceNAT: core.No, IPMode: CCMIPMode{Read: true, Source: srcKubeVIP}, Source: srcKubeVIP},
 	{Cloud: CloudCilium, Classes: []string{"io.cilium/bgp-control-plane", "io.cilium/l2-announcer"},
 		AnnotationPrefixes: []string{"io.cilium/lb-ipam-", "lbipam.cilium.io/"},
-		SourceNAT:          core.No, Source: srcCilium},
+		SourceNAT:          core.No, IPMode: CCMIPMode{Read: true, Source: srcCilium}, Source: srcCilium},
 }
 
 // CloudTable returns a copy of the fact table.
@@ -322,12 +328,17 @@ func awsFlavourOf(svc *corev1.Service) awsFlavour {
 }
 
 // cloudSourceNAT is the cloud's default, used only when no annotation in snat.go said.
-func cloudSourceNAT(det detection, svc *corev1.Service, protos core.Protocols) []snatFact {
+// ownsStatus is Options.OwnsStatus: a status the host wrote says nothing about the cloud.
+func cloudSourceNAT(det detection, svc *corev1.Service, protos core.Protocols, c *core.Cluster, ownsStatus bool) []snatFact {
 	if det.row == nil {
 		return nil
 	}
 	on := " (" + det.why + ")"
 	switch det.row.Cloud {
+	case CloudIBM:
+		return ibmSourceNAT(svc, on)
+	case CloudHetzner:
+		return hetznerDefaultProxyProtocol(svc, c, ownsStatus, on)
 	case CloudAWS:
 		f := awsFlavourOf(svc)
 		switch {
@@ -388,7 +399,59 @@ func cloudProxyHeader(svc *corev1.Service) []proxyHeaderFact {
 	if v := svc.Annotations[annAlibabaProxyProto]; strings.EqualFold(v, "on") {
 		return []proxyHeaderFact{{reason: ruleCCMProxyProtocol.Because("Alibaba Cloud: " + annAlibabaProxyProto + ": " + quote(v) + " (" + srcAlibaba + ")")}}
 	}
+	// IBM Cloud: "proxy-protocol" among the enabled features puts PROXY protocol v1 on the VPC
+	// ALB's pools; a VPC NLB's pools never have it (vpc_sdk_base.go: application family only).
+	if f := ibmFeatures(svc); f["proxy-protocol"] && !f["nlb"] {
+		return []proxyHeaderFact{{version: "v1", reason: ruleCCMProxyProtocol.Because("IBM Cloud: " + annIBMEnableFeatures + ": " +
+			quote(svc.Annotations[annIBMEnableFeatures]) + " (PROXY protocol v1 on the VPC ALB's pools; " + srcIBMCCM + ")")}}
+	}
 	return nil
+}
+
+// IBM Cloud's VPC load balancers (srcIBM, srcIBMCCM).
+const annIBMEnableFeatures = "service.kubernetes.io/ibm-load-balancer-cloud-provider-enable-features"
+
+// ibmFeatures is the enable-features list as the IBM controller reads it: spaces removed,
+// lower case, split at commas (vpc_config.go getServiceEnabledFeatures, vpc_sdk_base.go
+// isVpcOptionEnabled).
+func ibmFeatures(svc *corev1.Service) map[string]bool {
+	v := strings.ToLower(strings.ReplaceAll(svc.Annotations[annIBMEnableFeatures], " ", ""))
+	out := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		if f != "" {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// ibmSourceNAT: on a VPC cluster a LoadBalancer Service gets a VPC ALB (a proxy: the client's
+// address only in the PROXY header) unless enable-features names "nlb", which makes a VPC NLB
+// (source IP preserved by default). Only the VPC controller publishes a hostname for it (a
+// classic cluster's NLB publishes its portable IP), and only VPC clusters read the -vpc-
+// annotations, so without either the load balancer is not known.
+func ibmSourceNAT(svc *corev1.Service, on string) []snatFact {
+	f := ibmFeatures(svc)
+	if f["nlb"] {
+		return []snatFact{{nat: core.No, reason: ruleCloudDefault.Because("IBM Cloud VPC NLB (" + annIBMEnableFeatures + " names \"nlb\"" + on +
+			"): it preserves the client's source IP by default and answers by direct server return [" + srcIBM + "]")}}
+	}
+	vpc := f["proxy-protocol"]
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		vpc = vpc || ing.Hostname != ""
+	}
+	for k := range svc.Annotations {
+		vpc = vpc || strings.HasPrefix(k, "service.kubernetes.io/ibm-load-balancer-cloud-provider-vpc-")
+	}
+	if !vpc {
+		return nil
+	}
+	proxy := core.Unknown
+	if f["proxy-protocol"] {
+		proxy = core.Yes
+	}
+	return []snatFact{{nat: core.Yes, proxy: proxy, reason: ruleCloudDefault.Because("IBM Cloud VPC ALB (the default without \"nlb\" in " + annIBMEnableFeatures + on +
+		"): the backend sees the load balancer's address, the client's only with the PROXY protocol [" + srcIBM + "; " + srcIBMCCM + "]")}}
 }
 
 // Codes of the fact-table rules.
@@ -469,7 +532,7 @@ func cloudRules() []core.Rule {
 	return []core.Rule{ruleCloudDetected, ruleCloudDefault, ruleCloudAWSIPTargets, ruleCloudAWSPreserves, ruleCloudAWSCLB,
 		ruleOfferAWSClientIP, ruleOfferHostname, ruleOfferOCIIPMode, ruleHostnameNeedsName, ruleAWSLegacyNoKnob,
 		ruleAWSClientIPUDP, ruleCCMNoProxyIPMode, ruleOfferIPModeAnnotation, ruleOfferCCMUpgrade, ruleAlibabaNLBPreserve,
-		ruleOfferAlibabaClientIP}
+		ruleOfferAlibabaClientIP, ruleCloudDefaultUnseen}
 }
 
 // awsLBCAnnotations reports annotations only the AWS Load Balancer Controller reads: with

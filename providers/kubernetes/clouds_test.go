@@ -40,6 +40,15 @@ func cloudCluster(t *testing.T, providerID string) *core.Cluster {
 	return c
 }
 
+// IBM Cloud: a Node's providerID (ibm/ibm_instances.go providerIDV2, without the worker) and
+// the VPC ALB's hostname status (vpc_lbaas.go GetLoadBalancerStatus).
+const (
+	ibmProviderID = "ibm://acct///cluster1/"
+	annIBMIPType  = "service.kubernetes.io/ibm-load-balancer-cloud-provider-ip-type"
+)
+
+var ibmALBStatus = corev1.LoadBalancerIngress{Hostname: "1234abcd-us-south.lb.appdomain.cloud"}
+
 var (
 	awsHost = corev1.LoadBalancerIngress{Hostname: "k8s-shop-x.elb.us-east-1.amazonaws.com"}
 	ipVIP   = corev1.LoadBalancerIngress{IP: "10.0.0.20"}
@@ -192,8 +201,24 @@ func TestCloudRows(t *testing.T) {
 		// hostname status is not intercepted, so an in-cluster client can loop.
 		"Exoscale NLB passes the client through": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "exoscale://",
 			risk: core.RiskUnknown, symptom: core.SymptomIntermittent, snat: core.No, code: CodeCloudDefault},
-		"IBM: unknown stays unknown": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "ibm://",
-			risk: core.RiskUnknown, snat: core.Unknown},
+		// IBM Cloud VPC (ibm-cloud-docs/containers vpc-lbaas.md; IBM-Cloud/cloud-provider-ibm
+		// pkg/vpcctl): the default VPC ALB is a proxy published by its hostname; "nlb" makes a
+		// VPC NLB, which keeps the client's address and is published as an IP.
+		"IBM VPC ALB (the default) is a proxy behind its hostname": {svc: cloudService("a", map[string]string{annIBMIPType: "private"}, "TCP", ibmALBStatus),
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCloudDefault},
+		"IBM VPC ALB with the PROXY protocol: the hostname reaches the ALB and its header": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "proxy-protocol"}, "TCP", ibmALBStatus),
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCCMProxyProtocol},
+		"IBM VPC NLB passes the client through; the nodes intercept its IP": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "nlb", annIBMIPType: "private"}, "TCP", ipVIP),
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		// An NLB's pools never carry the PROXY protocol (vpc_sdk_base.go), so no header is expected.
+		"IBM VPC NLB asked for the PROXY protocol: no header, nothing fails": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "nlb, proxy-protocol"}, "TCP", ipVIP),
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone},
+		// An IP and no VPC mark: a classic cluster's NLB, not read here.
+		"IBM classic (an IP, no VPC mark): source NAT stays unknown": {svc: cloudService("a", nil, "TCP", ipVIP), providerID: ibmProviderID, snat: core.Unknown},
+		// No box to go through: the generic "publish ipMode Proxy" is unsupported (cloudfixes.go
+		// bareMetal), so nothing is offered but what a user can do elsewhere.
+		"MetalLB, backends need TLS from a load balancer: there is none": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "lan", "loopguard.io/backend-expects": "tls"}, "TCP", ipVIP),
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.No, remedy: core.RemedyNone},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := core.Evaluate(d, tc.svc, cloudCluster(t, tc.providerID), core.Policy{})
@@ -362,6 +387,9 @@ func TestCCMIPMode(t *testing.T) {
 	for name, tc := range map[string]struct {
 		svc        *corev1.Service
 		ownsStatus bool
+		// providerID and extra: the Nodes' providerID prefix and more inputs (the controller's Pod).
+		providerID string
+		extra      []runtime.Object
 		// by and to: the plan's one change; tentative: the decision's.
 		by        core.Writer
 		to        string
@@ -373,6 +401,10 @@ func TestCCMIPMode(t *testing.T) {
 		"Hetzner, older CCM: the upgrade":                               {svc: hetzner, by: core.WriterUser, to: "to v1.21.0 or later", genericUnmet: true},
 		"Hetzner, a CCM fork publishes Proxy":                           {svc: hetzner, ownsStatus: true, by: core.WriterStatus, to: "Proxy"},
 		"DigitalOcean, a CCM fork publishes Proxy":                      {svc: do, ownsStatus: true, by: core.WriterStatus, to: "Proxy"},
+		// The PROXY protocol from the controller's cluster-wide default (its Pod in the inputs):
+		// the status follows that default only from v1.29.1 (#1131).
+		"Hetzner, the default on, VIP status: the upgrade to v1.29.1": {svc: cloudService("web", nil, "TCP", ipVIP), providerID: "hcloud://",
+			extra: []runtime.Object{hcloudPod("true", false)}, by: core.WriterUser, to: "to v1.29.1 or later", genericUnmet: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			u, err := drivertest.ToUnstructured(tc.svc)
@@ -380,7 +412,7 @@ func TestCCMIPMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := NewProvider(&Options{OwnsStatus: tc.ownsStatus})
-			c := cloudCluster(t, "")
+			c := clusterWith(t, tc.providerID, tc.extra...)
 			res, err := core.Evaluate(p.Dialect(), tc.svc, c, core.Policy{})
 			if err != nil {
 				t.Fatal(err)

@@ -149,10 +149,10 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	snat := lbSourceNAT(svc, e.Protocols)
 	if len(snat) == 0 {
 		// The cloud's documented default, only where no annotation said (clouds.go).
-		snat = cloudSourceNAT(det, svc, e.Protocols)
+		snat = cloudSourceNAT(det, svc, e.Protocols, c, d.opts.OwnsStatus)
 	}
 	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
-		applySourceNAT(&e, snat)
+		applySourceNAT(&e, snat, cloudUnseen(det, svc, c))
 	}
 	applyProxyHeader(&e, append(proxyHeaderOf(svc, c), cloudProxyHeader(svc)...))
 	ov.Apply(&e)
@@ -164,7 +164,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	}
 	// The cloud's own fixes (clouds.go) come before the generic ones a CCM fork carries out,
 	// so a tie in Decide's ranking goes to what the user can apply.
-	for _, f := range cloudFixes(svc, &e, &st, dp, det, d.opts.OwnsStatus) {
+	for _, f := range cloudFixes(svc, &e, &st, dp, det, d.opts.OwnsStatus, c) {
 		offers = append(offers, f.offer)
 	}
 	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
@@ -173,7 +173,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		// offer says so (clouds.go), unless the host is the controller.
 		o := throughLBOffer(&e, &st, dp)
 		if !d.opts.OwnsStatus {
-			ccmIPModeLimits(&o, svc, det)
+			ccmIPModeLimits(&o, svc, det, c)
 		}
 		offers = append(offers, o)
 	}

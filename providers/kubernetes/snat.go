@@ -76,10 +76,15 @@ func lbSourceNAT(svc *corev1.Service, protos core.Protocols) []snatFact {
 	return out
 }
 
-// applySourceNAT sets LBSourceNAT and ProxyProtocol on e from the peer facts.
-func applySourceNAT(e *core.Exposure, facts []snatFact) {
+// applySourceNAT sets LBSourceNAT and ProxyProtocol on e from the peer facts; without any, it
+// notes what is missing: the cloud's unseen setting (unseen.go) where one decides, else the
+// generic request to declare it.
+func applySourceNAT(e *core.Exposure, facts []snatFact, unseen []core.Reason) {
 	if len(facts) == 0 {
-		e.Notes = append(e.Notes, ruleSNATUndeclared.Reason())
+		if len(unseen) == 0 {
+			unseen = []core.Reason{ruleSNATUndeclared.Reason()}
+		}
+		e.Notes = append(e.Notes, unseen...)
 		return
 	}
 	nat := facts[0].nat
