@@ -13,8 +13,10 @@
 //   - scope, from the clouds' well-known internal-LB annotations (ScopeAnnotations; one table,
 //     each row with its source), otherwise unknown;
 //   - LB source NAT, only where a peer's behaviour is documented (PROXY protocol on Hetzner
-//     and OpenStack, AWS NLB client-IP preservation, OCI NLB source preservation), otherwise
-//     unknown.
+//     and OpenStack, AWS NLB client-IP preservation, OCI NLB source preservation, the clouds'
+//     fact table in clouds.go), otherwise unknown; where a cluster-wide setting of the cloud's
+//     controller decides (unseen.go), it is read from the controller's Pod in the inputs or
+//     named in a note as what to confirm.
 //
 // The loopguard.io annotations (dialect.ReadOverrides) declare what no cloud says and win over the
 // dialect. Ingress objects have no ipMode, so Translate answers core.ErrNotExposed for them:
