@@ -460,6 +460,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
 		}
 	}
+	if ca, ok := clientAddressOf(v, c); ok {
+		e.Needs.ClientAddress = core.Yes
+		lead = append(lead, ruleClientAddress.Because(ca.why))
+		e.Notes = append(e.Notes, ca.notes...)
+	}
 	e.Reasons = append(lead, e.Reasons...)
 	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(gw))}, e.Notes...)
 	return t, nil

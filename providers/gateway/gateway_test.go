@@ -513,3 +513,208 @@ func TestProxyProtocolNotExpected(t *testing.T) {
 		})
 	}
 }
+
+// twoListeners is a Gateway with an HTTP listener on 80 and an HTTPS one on 443.
+func twoListeners(annotation string) string {
+	return strings.Replace(gw(annotation, ""), "listeners: [{name: http, port: 80, protocol: HTTP}]",
+		"listeners: [{name: http, port: 80, protocol: HTTP}, {name: https, port: 443, protocol: HTTPS}]", 1)
+}
+
+// TestClientTrafficPolicySectionName: a ClientTrafficPolicy whose targetRef names a listener
+// (sectionName) configures that listener only, and one naming the listener wins over one for
+// the whole Gateway there (Envoy Gateway internal/gatewayapi/clienttrafficpolicy.go); the
+// report names the listeners.
+func TestClientTrafficPolicySectionName(t *testing.T) {
+	const egClass = "gateway.envoyproxy.io/gatewayclass-controller"
+	cases := map[string]struct {
+		policies string
+		want     core.Fact
+		names    []string // in the reason's message
+		absent   []string
+	}{
+		"OneListener": {want: core.Yes, names: []string{"https (port 443)"}, absent: []string{"http (port 80)"}, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: tls-only, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: https}]
+  proxyProtocol: {}`},
+		"ListenerOverridesGateway": {want: core.Yes, names: []string{"ClientTrafficPolicy edge/all", "http (port 80)"}, absent: []string{"https (port 443)", "edge/plain"}, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: all, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  proxyProtocol: {}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: plain, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: https}]
+  timeout: {http: {requestReceivedTimeout: 5s}}`},
+		"OtherListenerName": {want: core.Unknown, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: grpc}]
+  proxyProtocol: {}`},
+		"FirstWholeGatewayPolicyWins": {want: core.Unknown, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: a, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  timeout: {http: {requestReceivedTimeout: 5s}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: b, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  proxyProtocol: {}`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(class(egClass, "")+twoListeners("")+tc.policies, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluate(t, gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if res.Exposure.Needs.ProxyHeader != tc.want {
+				t.Fatalf("Needs.ProxyHeader = %v, want %v; reasons %v", res.Exposure.Needs.ProxyHeader, tc.want, res.Exposure.Reasons)
+			}
+			msg := ""
+			for _, r := range res.Exposure.Reasons {
+				if r.Code == gateway.CodeProxyProtocol {
+					msg = r.Message
+				}
+			}
+			for _, s := range tc.names {
+				if !strings.Contains(msg, s) {
+					t.Errorf("reason %q does not name %q", msg, s)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(msg, s) {
+					t.Errorf("reason %q names %q, which the policy does not configure", msg, s)
+				}
+			}
+		})
+	}
+}
+
+// TestClientAddressPerImplementation: an implementation told where the client address is
+// makes the Gateway's backends need it (Needs.ClientAddress), so LB source NAT, which would
+// show every in-cluster client as the LB, ranks below the remedies that keep the address.
+func TestClientAddressPerImplementation(t *testing.T) {
+	const egClass = "gateway.envoyproxy.io/gatewayclass-controller"
+	policy := func(spec string) string {
+		return `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  ` + spec
+	}
+	cases := map[string]struct {
+		objs   string
+		want   core.Fact
+		header bool // the failClosed note
+	}{
+		"EnvoyGatewayXForwardedFor": {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`)},
+		"EnvoyGatewayCustomHeaderFailClosed": {want: core.Yes, header: true,
+			objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {customHeader: {name: X-Real-IP, failClosed: true}}`)},
+		"EnvoyGatewayCustomHeader":   {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {customHeader: {name: X-Real-IP}}`)},
+		"EnvoyGatewayDirectSourceIP": {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {directSourceIP: {}}`)},
+		"EnvoyGatewayNoDetection":    {want: core.Unknown, objs: class(egClass, "") + gw("", "") + policy(`timeout: {http: {requestReceivedTimeout: 5s}}`)},
+		"EnvoyGatewayOtherListener": {want: core.Unknown, objs: class(egClass, "") + gw("", "") + strings.Replace(policy(`clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`),
+			"name: web}", "name: web, sectionName: https}", 1)},
+		"NGINXGatewayFabricXForwardedFor": {want: core.Yes, objs: class("gateway.nginx.org/nginx-gateway-controller", "") +
+			gw("", "parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: edge}
+spec:
+  rewriteClientIP: {mode: XForwardedFor, trustedAddresses: [{type: CIDR, value: 10.0.0.0/8}]}`},
+		"NGINXGatewayFabricNoTrustedAddresses": {want: core.Unknown, objs: class("gateway.nginx.org/nginx-gateway-controller", "") +
+			gw("", "parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: edge}
+spec:
+  rewriteClientIP: {mode: XForwardedFor}`},
+		"IstioNumTrustedProxies": {want: core.Yes, objs: class("istio.io/gateway-controller", "") +
+			gw(`proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":2}}'`, "")},
+		"IstioZeroTrustedProxies": {want: core.Unknown, objs: class("istio.io/gateway-controller", "") +
+			gw(`proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":0}}'`, "")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluate(t, gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if res.Exposure.Needs.ClientAddress != tc.want || res.Assessment.NeedsClientAddress != tc.want {
+				t.Errorf("Needs.ClientAddress = %v (assessment %v), want %v; reasons %v", res.Exposure.Needs.ClientAddress, res.Assessment.NeedsClientAddress, tc.want, res.Exposure.Reasons)
+			}
+			if got := hasCode(res.Exposure.Reasons, gateway.CodeClientAddress); got != (tc.want == core.Yes) {
+				t.Errorf("reason %s present = %v, want %v", gateway.CodeClientAddress, got, tc.want == core.Yes)
+			}
+			if got := hasCode(res.Exposure.Notes, gateway.CodeClientHeader); got != tc.header {
+				t.Errorf("note %s present = %v, want %v", gateway.CodeClientHeader, got, tc.header)
+			}
+		})
+	}
+}
+
+// TestClientAddressRanksTheDecision: on the example's shop/web, Envoy Gateway told to read the
+// client address from X-Forwarded-For makes the decision say that LB source NAT (which would
+// show in-cluster clients as the CLB) ranks below because it loses the address.
+func TestClientAddressRanksTheDecision(t *testing.T) {
+	profile, objs := readExample(t)
+	snatRejection := func(objs []runtime.Object) (core.Decision, core.Code) {
+		c, err := core.NewCluster(profile, objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), nil), find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+		for _, r := range res.Decision.Rejected {
+			if r.Remedy == core.LBSourceNAT {
+				return res.Decision, r.Reason.Code
+			}
+		}
+		t.Fatalf("no lb-snat among the rejections of %s: %+v", res.Decision.Remedy, res.Decision.Rejected)
+		return res.Decision, ""
+	}
+	before, code := snatRejection(objs)
+	if code != core.CodeDecideRanked {
+		t.Fatalf("without a client-IP setting lb-snat is rejected with %s, want %s", code, core.CodeDecideRanked)
+	}
+	with := append(objs, decode(t, `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: web-client-ip, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`)...)
+	after, code := snatRejection(with)
+	if code != core.CodeDecideClientAddress {
+		t.Errorf("with clientIPDetection lb-snat is rejected with %s, want %s", code, core.CodeDecideClientAddress)
+	}
+	if after.Remedy != before.Remedy || after.Costs == nil || after.Costs.ClientIP != core.ClientIPKept || !strings.Contains(after.Why, "client address") {
+		t.Errorf("decision %s (costs %+v, why %q), want %s keeping the client address and saying why", after.Remedy, after.Costs, after.Why, before.Remedy)
+	}
+}

@@ -47,24 +47,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 	gw := v.gw
 	switch v.impl {
 	case EnvoyGateway, ImplementationUnknown:
-		// api/v1alpha1/clienttrafficpolicy_types.go: spec.proxyProtocol (optional: accept
-		// connections without the header too) supersedes the deprecated
-		// spec.enableProxyProtocol; a policy targets Gateways by targetRefs (or the older
-		// singular targetRef) in the Gateway's namespace.
-		for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-			if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
-				continue
-			}
-			if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {
-				if opt, _, _ := unstructured.NestedBool(pp, "optional"); opt {
-					return need{fact: core.Unknown, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.proxyProtocol.optional: true: Envoy accepts connections with and without the header.", p.GetNamespace(), p.GetName())}, true
-				}
-				return need{fact: core.Yes, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.proxyProtocol: Envoy Gateway's listeners require the header.", p.GetNamespace(), p.GetName())}, true
-			}
-			if on, ok, _ := unstructured.NestedBool(p.Object, "spec", "enableProxyProtocol"); ok && on {
-				return need{fact: core.Yes, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.enableProxyProtocol: true: Envoy Gateway's listeners require the header.", p.GetNamespace(), p.GetName())}, true
-			}
-		}
+		return envoyGatewayNeeds(v, c)
 	case NGINXGatewayFabric:
 		// apis/v1alpha2/nginxproxy_types.go: rewriteClientIP.mode ProxyProtocol "Sets the
 		// proxy_protocol parameter on the listen directive of all servers"; the Gateway's
