@@ -194,6 +194,41 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 				break // the first NginxProxy that sets a mode is the one in effect
 			}
 		}
+	case KGateway:
+		// api/v1alpha1/kgateway/listener_policy_types.go: ListenerConfig.httpSettings
+		// xffNumTrustedHops, "the number of additional ingress proxy hops from the right side
+		// of the X-Forwarded-For HTTP header to trust when determining the origin client's IP
+		// address", in spec.default or a spec.perPort entry (which replaces the default for
+		// its port). Its targetRefs are LocalPolicyTargetReferences: no sectionName.
+		for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
+			if p.GetNamespace() != v.gw.Namespace || (!targets(p, v.gw.Name) && !selects(p, v.gw.Labels)) {
+				continue
+			}
+			def, _, _ := unstructured.NestedMap(p.Object, "spec", "default")
+			perPort := map[int64]map[string]any{}
+			list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
+			for _, item := range list {
+				if m, ok := item.(map[string]any); ok {
+					if port, ok := intOf(m["port"]); ok {
+						perPort[port], _, _ = unstructured.NestedMap(m, "listener")
+					}
+				}
+			}
+			var on []gwv1.Listener
+			var hops any
+			for _, l := range v.gw.Spec.Listeners {
+				cfg, ok := perPort[int64(l.Port)]
+				if !ok {
+					cfg = def
+				}
+				if n, ok, _ := unstructured.NestedFieldNoCopy(cfg, "httpSettings", "xffNumTrustedHops"); ok && fmt.Sprint(n) != "0" {
+					on, hops = append(on, l), n
+				}
+			}
+			if len(on) > 0 {
+				return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets httpSettings.xffNumTrustedHops (%v) for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by that many proxies in front.", p.GetNamespace(), p.GetName(), hops, onListeners(on))}, true
+			}
+		}
 	case Istio:
 		// The gateway's ProxyConfig from proxy.istio.io/config: gatewayTopology.numTrustedProxies
 		// is the number of trusted proxies in front whose X-Forwarded-For the gateway reads
@@ -251,4 +286,18 @@ func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool) {
 	}
 	out.why = strings.Join(parts, "; ") + "."
 	return out, true
+}
+
+// intOf reads a number of an unstructured object: int64 from the API server and the manifest
+// reader, float64 from a plain JSON or YAML decode.
+func intOf(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), n == float64(int64(n))
+	}
+	return 0, false
 }

@@ -654,6 +654,31 @@ kind: NginxProxy
 metadata: {name: np, namespace: edge}
 spec:
   rewriteClientIP: {mode: XForwardedFor}`},
+		"KGatewayXffNumTrustedHops": {want: core.Yes, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  perPort: [{port: 80, listener: {httpSettings: {xffNumTrustedHops: 1}}}]`},
+		"KGatewayPerPortReplacesDefault": {want: core.Unknown, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  default: {httpSettings: {xffNumTrustedHops: 1}}
+  perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: 32768}}]`},
+		"KGatewayOtherGateway": {want: core.Unknown, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}]
+  default: {httpSettings: {xffNumTrustedHops: 1}}`},
 		"IstioNumTrustedProxies": {want: core.Yes, objs: class("istio.io/gateway-controller", "") +
 			gw(`proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":2}}'`, "")},
 		"IstioZeroTrustedProxies": {want: core.Unknown, objs: class("istio.io/gateway-controller", "") +

@@ -189,7 +189,7 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 			if !ok {
 				continue
 			}
-			port, _, _ := unstructured.NestedInt64(m, "port")
+			port, _ := intOf(m["port"])
 			_, on, _ := unstructured.NestedFieldNoCopy(m, "listener", "proxyProtocol")
 			perPort[port] = on
 		}
