@@ -185,6 +185,15 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 			return nil, false, nil
 		}
 		o, ok := OwnerOf(svc)
+		if class, merged := MergedClassOf(svc); !ok && merged {
+			// The class's merged Service planned on its own: never written directly either.
+			gw := &gwv1.Gateway{}
+			gw.Namespace, gw.Name = svc.Namespace, svc.Name
+			gw.Spec.GatewayClassName = gwv1.ObjectName(class)
+			v = &view{gw: gw, svc: svc, impl: EnvoyGateway, merged: true,
+				owner: Owner{Namespace: svc.Namespace, Name: svc.Name, Implementation: EnvoyGateway, By: "label " + labelEGOwningClass}}
+			break
+		}
 		if !ok {
 			return nil, false, nil
 		}
@@ -278,6 +287,10 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			rest = append(rest, e)
 			continue
 		}
+		if v.merged && v.envoyProxy == nil {
+			rest = append(rest, e) // no Gateway's spec.infrastructure holds for the class's Service
+			continue
+		}
 		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
 		if o, ok := overrideOf(v, meta, key); ok {
 			if o.userOwned {
@@ -348,6 +361,10 @@ func metadataLeaf(path []core.PathElem) (meta, key string, ok bool) {
 
 // ownResource names where the implementation takes the Service's other fields from.
 func ownResource(v *view) string {
+	switch {
+	case v.merged:
+		return "the spec.provider.kubernetes.envoyService of the EnvoyProxy that sets mergeGateways (the GatewayClass's spec.parametersRef, or the envoyProxy default of Envoy Gateway's configuration)"
+	}
 	switch v.impl {
 	case EnvoyGateway:
 		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"

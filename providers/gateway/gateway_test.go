@@ -743,3 +743,126 @@ spec:
 		t.Errorf("decision %s (costs %+v, why %q), want %s keeping the client address and saying why", after.Remedy, after.Costs, after.Why, before.Remedy)
 	}
 }
+
+// mergedExample is examples/gateway with Envoy Gateway's mergeGateways on: the class's
+// EnvoyProxy sets it, and the generated Service carries the class's label instead of the
+// Gateway's (internal/gatewayapi/translator.go buildIR, v1.9.0). withService false leaves the
+// Service out.
+func mergedExample(t *testing.T, withService bool) (core.ClusterProfile, []runtime.Object) {
+	t.Helper()
+	profile, objs := readExample(t)
+	var out []runtime.Object
+	for _, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Name == "envoy-shop-web-97375646" {
+			if !withService {
+				continue
+			}
+			svc = svc.DeepCopy()
+			delete(svc.Labels, "gateway.envoyproxy.io/owning-gateway-name")
+			delete(svc.Labels, "gateway.envoyproxy.io/owning-gateway-namespace")
+			svc.Labels["gateway.envoyproxy.io/owning-gatewayclass"] = "eg"
+			o = svc
+		}
+		if u, ok := o.(interface{ GetName() string }); ok && u.GetName() == "eg" {
+			continue
+		}
+		out = append(out, o)
+	}
+	out = append(out, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: merged, namespace: envoy-gateway-system}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: merged, namespace: envoy-gateway-system}
+spec:
+  mergeGateways: true`)...)
+	return profile, out
+}
+
+// TestMergedGateways: with mergeGateways one Service labelled with the GatewayClass serves
+// every Gateway of the class. It is attributed to them (not judged as an anonymous Service),
+// each Gateway's verdict is that Service's, and the fix goes on the class's EnvoyProxy: Envoy
+// Gateway takes the merged Service's metadata from one Gateway only, so a Gateway's
+// spec.infrastructure would not hold.
+func TestMergedGateways(t *testing.T) {
+	profile, objs := mergedExample(t, true)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := tencent.NewDialect(nil)
+	d := gateway.NewDialect(plain, nil)
+	svc := find(t, objs, "Service", "envoy-gateway-system", "envoy-shop-web-97375646")
+	for _, name := range []string{"web", "api"} {
+		got := evaluate(t, d, find(t, objs, "Gateway", "shop", name), c, profile.Policy)
+		if r := got.Exposure.Reasons[0]; r.Code != gateway.CodeGeneratedService || !strings.Contains(r.Message, "owning-gatewayclass") {
+			t.Errorf("shop/%s: first reason %+v, want %s naming the class label", name, r, gateway.CodeGeneratedService)
+		}
+		if !hasCode(got.Exposure.Notes, gateway.CodeMergedGateways) {
+			t.Errorf("shop/%s: notes %v lack %s", name, codes(got.Exposure.Notes), gateway.CodeMergedGateways)
+		}
+		if hasCode(got.Exposure.Reasons, gateway.CodeAssumedService) {
+			t.Errorf("shop/%s judged from its spec although the merged Service is among the inputs", name)
+		}
+	}
+	web := evaluate(t, d, find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+	alone := evaluate(t, plain, svc, c, profile.Policy)
+	if web.Assessment.Risk != alone.Assessment.Risk || web.Assessment.WorstCase != alone.Assessment.WorstCase || web.Decision.Remedy != alone.Decision.Remedy {
+		t.Errorf("Gateway verdict %s/%v/%s, the merged Service's %s/%v/%s", web.Assessment.Risk, web.Assessment.WorstCase, web.Decision.Remedy,
+			alone.Assessment.Risk, alone.Assessment.WorstCase, alone.Decision.Remedy)
+	}
+	_, err = d.Translate(svc, c)
+	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "shop/api, shop/web") {
+		t.Errorf("the merged Service: err = %v, want not exposed, naming the class's Gateways", err)
+	}
+
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	// The Gateway, and the Service planned alone (no Gateway among the inputs): never written
+	// directly.
+	var noGateways []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			noGateways = append(noGateways, o)
+		}
+	}
+	alone2, err := core.NewCluster(profile, noGateways...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for obj, cl := range map[runtime.Object]*core.Cluster{find(t, objs, "Gateway", "shop", "web"): c, svc: alone2} {
+		p, err := rec.Plan(context.Background(), obj, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "EnvoyProxy" || p.Changes[0].Object.Name != "merged" {
+			t.Fatalf("plan for %v: changes %v, want one on EnvoyProxy envoy-gateway-system/merged", p.Object, p.Changes)
+		}
+		if got := p.Changes[0].Edits[0].String(); got != "spec.provider.kubernetes.envoyService.annotations.service.cloud.tencent.com/prevent-loopback" {
+			t.Errorf("edit %s", got)
+		}
+	}
+
+	// Gateways only: the Service is judged as Envoy Gateway would generate it for the class.
+	profile, objs = mergedExample(t, false)
+	c, err = core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := evaluate(t, d, find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+	if !hasCode(got.Exposure.Notes, gateway.CodeMergedGateways) {
+		t.Errorf("notes %v lack %s", codes(got.Exposure.Notes), gateway.CodeMergedGateways)
+	}
+	for _, n := range got.Exposure.Notes {
+		if n.Code == gateway.CodeMergedGateways && !strings.Contains(n.Message, gateway.HashedName("eg")) {
+			t.Errorf("note %q does not name the class's Service %s", n.Message, gateway.HashedName("eg"))
+		}
+	}
+}

@@ -150,6 +150,19 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 	return Owner{}, false
 }
 
+// MergedClassOf reports whether svc is the one Service Envoy Gateway generates for every
+// Gateway of a GatewayClass whose EnvoyProxy sets spec.mergeGateways, and names that class:
+// such a Service carries the label gateway.envoyproxy.io/owning-gatewayclass instead of the
+// owning-gateway labels (internal/gatewayapi/translator.go, buildIR, GatewayClassOwnerLabel,
+// v1.9.0).
+func MergedClassOf(svc *corev1.Service) (string, bool) {
+	class := svc.Labels[labelEGOwningClass]
+	if class == "" || svc.Labels[labelEGOwningName] != "" {
+		return "", false
+	}
+	return class, true
+}
+
 // implementationByLabels tells Istio and kgateway apart among the implementations that mark
 // their Service with an ownerReference or the standard label.
 func implementationByLabels(l map[string]string, gateway string) Implementation {

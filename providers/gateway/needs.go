@@ -127,12 +127,24 @@ func targets(p *unstructured.Unstructured, name string) bool {
 
 // envoyProxyOf is the EnvoyProxy that configures the Gateway's proxy: the Gateway's
 // spec.infrastructure.parametersRef (same namespace) overrides the GatewayClass's
-// spec.parametersRef (which names a namespace).
+// spec.parametersRef (which names a namespace), unless the class's sets mergeGateways, which
+// makes Envoy Gateway ignore the Gateway's (internal/gatewayapi/contexts.go,
+// attachEnvoyProxy, v1.9.0).
 func envoyProxyOf(gw *gwv1.Gateway, class *unstructured.Unstructured, c *core.Cluster) *unstructured.Unstructured {
+	if cls := parameters(&gwv1.Gateway{}, class, c, envoyGatewayGroup, kindEnvoyProxy); len(cls) > 0 && mergeGatewaysOn(cls[0]) {
+		return cls[0]
+	}
 	if ps := parameters(gw, class, c, envoyGatewayGroup, kindEnvoyProxy); len(ps) > 0 {
 		return ps[0]
 	}
 	return nil
+}
+
+// mergeGatewaysOn reports whether an EnvoyProxy sets spec.mergeGateways: true: one proxy and
+// one Service for every Gateway of the class (api/v1alpha1/envoyproxy_types.go).
+func mergeGatewaysOn(ep *unstructured.Unstructured) bool {
+	on, _, _ := unstructured.NestedBool(ep.Object, "spec", "mergeGateways")
+	return on
 }
 
 // nginxProxies are the NginxProxy objects for the Gateway, the Gateway's own first.

@@ -262,7 +262,11 @@ type override struct {
 func overrideOf(v *view, meta, key string) (override, bool) {
 	switch {
 	case v.envoyProxy != nil:
-		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
+		// Merged Gateways share one Service whose metadata Envoy Gateway takes from whichever
+		// Gateway it builds last (internal/gatewayapi/translator.go, InitIRs stores each
+		// Gateway's infrastructure under the class's one key): only the class's EnvoyProxy
+		// sets it for all of them.
+		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set || v.merged {
 			ep := v.envoyProxy
 			return override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
 				path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}},

@@ -26,6 +26,7 @@ const (
 	CodeProxyNotExpected   core.Code = "gateway-proxy-protocol-not-expected"
 	CodeClientAddress      core.Code = "gateway-client-address"
 	CodeClientHeader       core.Code = "gateway-client-ip-header-required"
+	CodeMergedGateways     core.Code = "gateway-merged-gateways"
 )
 
 var (
@@ -65,6 +66,9 @@ var (
 	ruleClientHeaderRequired = core.Rule{Code: CodeClientHeader,
 		Summary: "The implementation refuses a request without the header it reads the client address from (403 Forbidden): an in-cluster client that does not send it fails whichever path it takes.",
 		Source:  srcClientIP}
+	ruleMergedGateways = core.Rule{Code: CodeMergedGateways,
+		Summary: "Envoy Gateway merges the GatewayClass's Gateways (EnvoyProxy mergeGateways): one proxy and one LoadBalancer Service serve them all, so they share the verdict and the fix, which goes on the class's EnvoyProxy (the Service's metadata comes from only one of the Gateways).",
+		Source:  srcAttribution}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
@@ -73,5 +77,5 @@ var (
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
 	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected, ruleClientAddress, ruleClientHeaderRequired}
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected, ruleClientAddress, ruleClientHeaderRequired, ruleMergedGateways}
 }
