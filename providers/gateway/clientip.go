@@ -234,7 +234,7 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 		// is the number of trusted proxies in front whose X-Forwarded-For the gateway reads
 		// (pilot/pkg/networking/core/gateway.go sets the connection manager's
 		// xff_num_trusted_hops from it).
-		for _, src := range []map[string]string{v.gw.Annotations, infraAnnotations(v)} {
+		for _, src := range istioProxyConfigSources(v) {
 			cfg, ok := src[istioProxyConfigAnn]
 			if !ok {
 				continue

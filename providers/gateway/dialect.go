@@ -208,6 +208,10 @@ type view struct {
 	// merged: Envoy Gateway's one Service for every Gateway of the class (mergeGateways).
 	merged  bool
 	traefik *traefikConfig
+	// istio is the ConfigMap of an Istio Gateway's spec.infrastructure.parametersRef, when known.
+	istio *istioParameters
+	// cilium is spec.service of the class's CiliumGatewayClassConfig, when known.
+	cilium map[string]any
 }
 
 // look gathers the Gateway's class, implementation and Service.
@@ -411,6 +415,38 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 	case Cilium:
 		svc.Name = "cilium-gateway-" + gw.Name
 		svc.Labels[labelCiliumOwning] = gw.Name
+		if t, ok := v.cilium["type"].(string); ok && t != "" {
+			svc.Spec.Type = corev1.ServiceType(t)
+		}
+		if p, ok := v.cilium["externalTrafficPolicy"].(string); ok && p != "" {
+			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+		}
+	case Istio:
+		// pilot/pkg/config/kube/gatewaycommon: named "<gateway>-<class>" unless the Gateway's
+		// gateway.istio.io/name-override says otherwise; the parameters' service overlay is
+		// applied over the rendered Service.
+		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
+		if n := gw.Annotations[istioNameOverride]; n != "" {
+			svc.Name = n
+		}
+		svc.Labels[labelIstioGatewayName] = gw.Name
+		for k, val := range v.istio.serviceMeta("annotations") {
+			if svc.Annotations == nil {
+				svc.Annotations = map[string]string{}
+			}
+			svc.Annotations[k] = val
+		}
+		for k, val := range v.istio.serviceMeta("labels") {
+			svc.Labels[k] = val
+		}
+		if v.istio != nil && v.istio.service != nil {
+			if t, ok, _ := unstructured.NestedString(v.istio.service, "spec", "type"); ok && t != "" {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+			if p, ok, _ := unstructured.NestedString(v.istio.service, "spec", "externalTrafficPolicy"); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+		}
 	}
 	return svc
 }

@@ -340,8 +340,12 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 		}
 		u := *ch
 		u.By, u.Edits, u.Strategy = core.WriterUser, patched[k], ""
-		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's spec.kubernetes.service.patches to Service %s/%s after the Gateway's annotations, and a patch there sets %s: change that patch (loopguard does not edit a patch list). %s",
-			implName(v), k.Kind, k.Namespace, k.Name, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ch.Reason.Message))
+		what, how := "spec.kubernetes.service.patches", "change that patch (loopguard does not edit a patch list)"
+		if k.Kind == "ConfigMap" {
+			what, how = "service overlay (data key service, a strategic merge patch)", "change it there (loopguard does not edit YAML inside a ConfigMap)"
+		}
+		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's %s to Service %s/%s after the Gateway's annotations, and it sets %s: %s. %s",
+			implName(v), k.Kind, k.Namespace, k.Name, what, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), how, ch.Reason.Message))
 		user = append(user, u)
 	}
 	return moved, user, checks

@@ -866,3 +866,114 @@ func TestMergedGateways(t *testing.T) {
 		}
 	}
 }
+
+// TestIstioParametersConfigMap: Istio applies the "service" overlay of the ConfigMap a
+// Gateway's spec.infrastructure.parametersRef names after rendering the Service from the
+// Gateway, so what it sets shapes the Service judged from the spec, a key it sets cannot be
+// fixed on the Gateway (it becomes a change for the user on the ConfigMap), and the Pods'
+// proxy.istio.io/config from its "deployment" overlay configures the proxy.
+func TestIstioParametersConfigMap(t *testing.T) {
+	profile, objs := readExample(t)
+	var kept []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			kept = append(kept, o)
+		}
+	}
+	kept = append(kept, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mesh, namespace: shop}
+spec:
+  gatewayClassName: istio
+  infrastructure:
+    annotations: {service.kubernetes.io/qcloud-loadbalancer-internal-subnetid: subnet-3f9a2c1d}
+    parametersRef: {group: "", kind: ConfigMap, name: mesh-options}
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mesh-options, namespace: shop}
+data:
+  service: |
+    metadata:
+      annotations:
+        service.cloud.tencent.com/prevent-loopback: "false"
+    spec:
+      externalTrafficPolicy: Local
+  deployment: |
+    spec:
+      template:
+        metadata:
+          annotations:
+            proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":1}}'`)...)
+	c, err := core.NewCluster(profile, kept...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwObj := find(t, kept, "Gateway", "shop", "mesh")
+	res := evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), nil), gwObj, c, profile.Policy)
+	if res.Exposure.Binding != core.NodePortLocal {
+		t.Errorf("binding %s, want the overlay's externalTrafficPolicy Local", res.Exposure.Binding)
+	}
+	if res.Exposure.Needs.ClientAddress != core.Yes {
+		t.Errorf("Needs.ClientAddress = %v, want yes from the deployment overlay's proxy.istio.io/config; reasons %v", res.Exposure.Needs.ClientAddress, codes(res.Exposure.Reasons))
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gwObj, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onConfigMap bool
+	for _, ch := range p.Changes {
+		if ch.Object != nil && ch.Object.Kind == "Gateway" && strings.Contains(ch.Field, "prevent-loopback") {
+			t.Errorf("prevent-loopback planned on the Gateway, where Istio's overlay would override it: %+v", ch)
+		}
+		if ch.By == core.WriterUser && strings.Contains(ch.Reason.Message, "ConfigMap shop/mesh-options's service overlay") {
+			onConfigMap = true
+		}
+	}
+	if !onConfigMap {
+		t.Errorf("decision %s; changes %+v: want a change for the user naming ConfigMap shop/mesh-options", res.Decision.Remedy, p.Changes)
+	}
+}
+
+// TestCiliumGatewayClassConfig: the class's CiliumGatewayClassConfig spec.service sets the
+// generated Service's type and externalTrafficPolicy (Cilium operator/pkg/model/ingestion
+// toServiceModel): a Gateway judged from its spec follows it.
+func TestCiliumGatewayClassConfig(t *testing.T) {
+	cfg := func(service string) string {
+		return class("io.cilium/gateway-controller", "{group: cilium.io, kind: CiliumGatewayClassConfig, name: cfg, namespace: kube-system}") + gw("", "") + `
+---
+apiVersion: cilium.io/v2alpha1
+kind: CiliumGatewayClassConfig
+metadata: {name: cfg, namespace: kube-system}
+spec:
+  service: ` + service
+	}
+	objs := decode(t, strings.ReplaceAll(cfg("{externalTrafficPolicy: Local}"), "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
+	res := evaluate(t, d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+	if res.Exposure.Binding != core.NodePortLocal {
+		t.Errorf("binding %s, want Local from the CiliumGatewayClassConfig", res.Exposure.Binding)
+	}
+	objs = decode(t, strings.ReplaceAll(cfg("{type: NodePort}"), "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+	c, err = core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Translate(find(t, objs, "Gateway", "edge", "web"), c); !core.IsNotExposed(err) {
+		t.Errorf("a NodePort Service from the class's config: err = %v, want not a load-balancer exposure", err)
+	}
+}

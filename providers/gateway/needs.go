@@ -44,7 +44,6 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 	if c == nil {
 		return need{}, false
 	}
-	gw := v.gw
 	switch v.impl {
 	case EnvoyGateway, ImplementationUnknown:
 		return envoyGatewayNeeds(v, c)
@@ -70,7 +69,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		// proxy.istio.io/config annotation (on the Gateway, or copied from
 		// spec.infrastructure.annotations); gatewayTopology.proxyProtocol makes the gateway
 		// expect the header (istio.io docs, ops/configuration/traffic-management/network-topologies).
-		for _, src := range []map[string]string{gw.Annotations, infraAnnotations(v)} {
+		for _, src := range istioProxyConfigSources(v) {
 			if cfg, ok := src[istioProxyConfigAnn]; ok {
 				var m map[string]any
 				if yaml.Unmarshal([]byte(cfg), &m) == nil {

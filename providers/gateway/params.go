@@ -45,6 +45,14 @@ func (v *view) readParams(c *core.Cluster) {
 		if v.nginxProxies == nil {
 			v.nginxProxies = nginxProxies(v, c)
 		}
+	case Istio:
+		if v.istio == nil {
+			v.istio = istioParametersOf(v, c)
+		}
+	case Cilium:
+		if v.cilium == nil {
+			v.cilium = ciliumServiceOf(v, c)
+		}
 	}
 }
 
@@ -278,6 +286,12 @@ func overrideOf(v *view, meta, key string) (override, bool) {
 				// A patch entry is not a field loopguard can own: the user changes it.
 				return override{userOwned: true, key: core.ObjectKey{APIVersion: np.GetAPIVersion(), Kind: kindNginxProxy, Namespace: np.GetNamespace(), Name: np.GetName()}}, true
 			}
+		}
+	case v.istio != nil:
+		if _, set := v.istio.serviceMeta(meta)[key]; set {
+			// The overlay is YAML inside the ConfigMap's data: not a field loopguard can own.
+			cm := v.istio.cm
+			return override{userOwned: true, key: core.ObjectKey{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}}, true
 		}
 	case v.contourDeployment != nil && meta == "annotations":
 		if _, set := stringMap(contourPublishing(v.contourDeployment), "serviceAnnotations")[key]; set {
