@@ -309,6 +309,9 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			byTarget[target] = c
 			fields[target] = field
 			order = append(order, target)
+			if o, ok := overrideOf(v, meta, key); ok && !e.Remove {
+				c.Edits = append(c.Edits, o.also...)
+			}
 		}
 		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
 		if !e.Remove && !v.synthesized {

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -845,8 +846,13 @@ func TestMergedGateways(t *testing.T) {
 		if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "EnvoyProxy" || p.Changes[0].Object.Name != "merged" {
 			t.Fatalf("plan for %v: changes %v, want one on EnvoyProxy envoy-gateway-system/merged", p.Object, p.Changes)
 		}
-		if got := p.Changes[0].Edits[0].String(); got != "spec.provider.kubernetes.envoyService.annotations.service.cloud.tencent.com/prevent-loopback" {
-			t.Errorf("edit %s", got)
+		// The example's EnvoyProxy has no spec.provider, whose type the CRD requires.
+		var edits []string
+		for _, e := range p.Changes[0].Edits {
+			edits = append(edits, e.String()+"="+fmt.Sprint(e.Value))
+		}
+		if want := []string{"spec.provider.type=Kubernetes", "spec.provider.kubernetes.envoyService.annotations.service.cloud.tencent.com/prevent-loopback=true"}; !cmp.Equal(edits, want) {
+			t.Errorf("edits %v, want %v", edits, want)
 		}
 	}
 

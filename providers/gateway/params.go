@@ -265,6 +265,8 @@ type override struct {
 	// userOwned: the value sits where loopguard cannot write it as a field of its own (a
 	// patch in a list): the change is the user's, on key's object.
 	userOwned bool
+	// also are edits the object needs for path to be valid there.
+	also []core.Edit
 }
 
 func overrideOf(v *view, meta, key string) (override, bool) {
@@ -276,9 +278,16 @@ func overrideOf(v *view, meta, key string) (override, bool) {
 		// sets it for all of them.
 		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set || v.merged {
 			ep := v.envoyProxy
-			return override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
+			o := override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
 				path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}},
-				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}, true
+				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}
+			if t, _, _ := unstructured.NestedString(ep.Object, "spec", "provider", "type"); t == "" {
+				// An EnvoyProxy with only mergeGateways (Envoy Gateway's own example) has no
+				// spec.provider, whose type the CRD requires (api/v1alpha1/envoyproxy_types.go,
+				// EnvoyProxyProvider): "Kubernetes" is the provider that renders the Service.
+				o.also = []core.Edit{{Path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "type"}}, Value: "Kubernetes"}}
+			}
+			return o, true
 		}
 	case v.impl == NGINXGatewayFabric && meta == "annotations":
 		for _, np := range v.nginxProxies {
