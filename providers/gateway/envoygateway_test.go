@@ -394,6 +394,98 @@ spec:
 	t.Logf("Envoy Gateway dropped the remedy from the merged Service %v after loopguard took it back", time.Since(start).Round(time.Millisecond))
 }
 
+// TestEnvoyGatewayResolvesClientTrafficPolicies checks loopguard's listener-by-listener reading
+// of ClientTrafficPolicies against Envoy Gateway's real controller: the status it writes on
+// each policy says which one configures which listener (Accepted, Overridden for the listeners a
+// sectionName policy took, Conflicted for a second policy of the same scope), and loopguard's
+// verdict names the same listeners.
+func TestEnvoyGatewayResolvesClientTrafficPolicies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, _, dyn, logs := startEnvoyGateway(t, ctx)
+	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
+	mustCreate(t, ctx, dyn.Resource(gvrGateway).Namespace("shop"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}, {name: alt, port: 8080, protocol: HTTP}]`)
+	gvrCTP := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
+	policy := func(name, target, spec string) {
+		mustCreate(t, ctx, dyn.Resource(gvrCTP).Namespace("shop"), `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: `+name+`, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web`+target+`}]
+  `+spec)
+	}
+	// Created in name order, so creation time and name agree (both order the policies).
+	policy("a-all", "", "proxyProtocol: {}")
+	policy("b-alt", ", sectionName: alt", "clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
+	policy("c-late-all", "", "proxyProtocol: {optional: true}")
+
+	conditions := func(name string) map[string]string {
+		u, err := dyn.Resource(gvrCTP).Namespace("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
+		for _, a := range ancestors {
+			conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
+			for _, c := range conds {
+				m := c.(map[string]any)
+				out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
+			}
+		}
+		return out
+	}
+	var seen string
+	if !waitFor(ctx, time.Minute, func() bool {
+		a, b, c := conditions("a-all"), conditions("b-alt"), conditions("c-late-all")
+		seen = fmt.Sprintf("a-all %v; b-alt %v; c-late-all %v", a, b, c)
+		return strings.HasPrefix(a["Overridden"], "True/") && strings.Contains(a["Overridden"], "alt") &&
+			strings.HasPrefix(b["Accepted"], "True/") && strings.HasPrefix(c["Accepted"], "False/Conflicted")
+	}) {
+		t.Fatalf("Envoy Gateway's policy status never said a-all overridden on alt, b-alt accepted, c-late-all conflicted: %s\nlogs:\n%s", seen, tail(logs.String(), 4000))
+	}
+	t.Logf("Envoy Gateway: %s", seen)
+
+	nsd, cl := gateway.Resources()
+	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gw runtime.Object
+	for _, o := range objs {
+		if gateway.IsGateway(o) {
+			gw = o
+		}
+	}
+	res, err := core.Evaluate(gateway.NewDialect(tencent.NewDialect(nil), nil), gw, c, core.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[core.Code]string{}
+	for _, r := range res.Exposure.Reasons {
+		msgs[r.Code] = r.Message
+	}
+	if pp := msgs[gateway.CodeProxyProtocol]; res.Exposure.Needs.ProxyHeader != core.Yes || !strings.Contains(pp, "shop/a-all") ||
+		!strings.Contains(pp, "http (port 80)") || strings.Contains(pp, "alt (port 8080)") || strings.Contains(pp, "c-late-all") {
+		t.Errorf("PROXY protocol: %v, %q; want a-all's, on http (port 80) only", res.Exposure.Needs.ProxyHeader, pp)
+	}
+	if ca := msgs[gateway.CodeClientAddress]; res.Exposure.Needs.ClientAddress != core.Yes || !strings.Contains(ca, "shop/b-alt") || !strings.Contains(ca, "alt (port 8080)") {
+		t.Errorf("client address: %v, %q; want b-alt's, on alt (port 8080)", res.Exposure.Needs.ClientAddress, ca)
+	}
+}
+
 // startEnvoyGateway starts a real kube-apiserver with Gateway API's and Envoy Gateway's CRDs
 // and Envoy Gateway's real controller against it (certgen, then the server with its xDS
 // certificates bind-mounted on /certs), with the namespaces envoy-gateway-system and shop. It
