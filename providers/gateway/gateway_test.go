@@ -983,3 +983,48 @@ spec:
 		t.Errorf("a NodePort Service from the class's config: err = %v, want not a load-balancer exposure", err)
 	}
 }
+
+// TestForGatewaysOfKeepsTheMergedService: scan -n shop reads Envoy Gateway's namespace for
+// shop's Gateways; the merged Service of their class is theirs (labelled with the class), a
+// merged Service of another class and another namespace's Gateway's Service are not.
+func TestForGatewaysOfKeepsTheMergedService(t *testing.T) {
+	shop := decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}]`)
+	egNS := decode(t, `apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-eg-d8c59e83
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gatewayclass: eg}
+spec: {type: LoadBalancer}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-other-1234abcd
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gatewayclass: other}
+spec: {type: LoadBalancer}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-team-web-0badc0de
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gateway-name: web, gateway.envoyproxy.io/owning-gateway-namespace: team}
+spec: {type: LoadBalancer}`)
+	var got []string
+	for _, o := range gateway.ForGatewaysOf(egNS, "envoy-gateway-system", "shop", shop) {
+		got = append(got, o.(*corev1.Service).Name)
+	}
+	if want := []string{"envoy-eg-d8c59e83"}; !cmp.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	if kept := gateway.ForGateways(egNS, "envoy-gateway-system", "shop"); len(kept) != 0 {
+		t.Errorf("ForGateways, which does not know shop's Gateways, kept %d objects", len(kept))
+	}
+}
