@@ -19,7 +19,9 @@ const (
 	AnnotationClients = "loopguard.io/clients"
 	// AnnotationBackendExpects declares what the backends need from the LB, for what no
 	// dialect can see (a PROXY-expecting server behind a CCM loopguard does not know): a comma
-	// list of proxy-protocol, proxy-protocol-v1, proxy-protocol-v2, tls, l7-routing, or none.
+	// list of proxy-protocol, proxy-protocol-v1, proxy-protocol-v2, tls, l7-routing,
+	// client-address (the backends use the client's address: remedies that keep it rank
+	// first), or none.
 	AnnotationBackendExpects = "loopguard.io/backend-expects"
 )
 
@@ -38,6 +40,9 @@ func (d LBDependence) String() string {
 	}
 	if d.L7Routing == Yes {
 		parts = append(parts, "l7-routing")
+	}
+	if d.ClientAddress == Yes {
+		parts = append(parts, "client-address")
 	}
 	if len(parts) == 0 {
 		if d.Any() == No {

@@ -160,6 +160,9 @@ type Assessment struct {
 	// NeedsLB is the exposure's LBDependence.Any (with the LB's own PROXY protocol): Decide
 	// never picks a remedy that keeps in-cluster traffic off the LB when it is Yes.
 	NeedsLB Fact `json:"needsLB"`
+	// NeedsClientAddress is the exposure's LBDependence.ClientAddress: Decide ranks the remedies
+	// that keep the client address first when it is Yes and the policy prefers nothing else.
+	NeedsClientAddress Fact `json:"needsClientAddress,omitempty"`
 }
 
 // Names of facts reported in Assessment.Missing.
@@ -207,6 +210,7 @@ func Assess(e *Exposure) Assessment {
 	}
 	needs := e.dependence()
 	a.NeedsLB = needs.Any()
+	a.NeedsClientAddress = needs.ClientAddress
 	a.Reasons = append(a.Reasons, e.Reasons...)
 	if e.Hairpin != nil {
 		h := AssessHairpin(e.Hairpin)

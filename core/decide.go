@@ -85,6 +85,7 @@ var (
 	ruleDecideKeepsOffLB    = Rule{CodeDecideKeepsOffLB, "The backends need what only the load balancer adds (a PROXY protocol header, TLS, layer-7 rules); this remedy keeps in-cluster traffic off the LB and would break them.", srcDependence}
 	ruleDecideFailsLeast    = Rule{CodeDecideFailsLeast, "Today's path fails every in-cluster connection (protocol-error) and no remedy is ready: the one whose path fails least is recommended, tentatively, with what to confirm first.", srcDependence + "; docs/sources.md#design (decision)"}
 	ruleDecideNothing       = Rule{CodeDecideNothing, "No remedy offered for this object can be carried out under the policy.", "docs/sources.md#design (decision)"}
+	ruleDecideClientAddress = Rule{CodeDecideClientAddress, "The backends use the client address and the policy states no preference: remedies that keep it rank first, as under prefer source-ip; this one keeps less of it than the one chosen.", "docs/sources.md#design (decision); docs/gateway.md#client-address"}
 )
 
 var (
@@ -96,6 +97,7 @@ var (
 	reasonDecideOffLB     = ruleDecideKeepsOffLB.Reason()
 	reasonDecideNothing   = ruleDecideNothing.Reason()
 	reasonDecideTentative = ruleDecideTentative.Reason()
+	reasonDecideAddress   = ruleDecideClientAddress.Reason()
 )
 
 // Decide chooses among the offers a dialect made for an assessed exposure. The default policy
@@ -103,9 +105,15 @@ var (
 // intercept the VIP, else LB source NAT, else node separation, else DNS steering; for layer 7,
 // LB source NAT, else node separation, else DNS steering. A remedy blocked only by an allowlist
 // is chosen only under AllowTickets, one that needs a new object only under AllowDisruptive.
+// When the backends use the client address (Assessment.NeedsClientAddress) and the policy
+// prefers nothing, the remedies are ranked as under PreferSourceIP.
 func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 	if a.Risk == RiskNone {
 		return Decision{Remedy: RemedyNone, Path: a.Path, Why: reasonDecideNoLoop.Message, Reason: reasonDecideNoLoop}
+	}
+	byAddress := p.Prefer == PreferDocumented && a.NeedsClientAddress == Yes
+	if byAddress {
+		p.Prefer = PreferSourceIP
 	}
 	best := -1
 	for i := range offers {
@@ -124,6 +132,9 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 		costs.Tickets = slices.Clone(costs.Tickets)
 		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &costs,
 			Reason: ruleDecideChosen.Because(o.Reason.Message)}
+		if byAddress {
+			d.Why += " The backends use the client address, so the remedies that keep it rank first."
+		}
 		for _, u := range o.Unmet {
 			if u.Kind == PreconditionAllowlist {
 				d.Tickets = append(d.Tickets, u.Capability)
@@ -143,11 +154,19 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 	if n := len(offers) - min(best+1, 1); n > 0 {
 		d.Rejected = make([]Rejection, 0, n)
 	}
+	chosenKey := -1
+	if byAddress && best >= 0 {
+		chosenKey = clientIPKey(&offers[best])
+	}
 	for i := range offers {
 		if i == best {
 			continue
 		}
-		d.Rejected = append(d.Rejected, rejection(a, &offers[i], p, d.Remedy))
+		r := rejection(a, &offers[i], p, d.Remedy)
+		if r.Reason.Code == CodeDecideRanked && chosenKey >= 0 && clientIPKey(&offers[i]) > chosenKey {
+			r.Reason = reasonDecideAddress
+		}
+		d.Rejected = append(d.Rejected, r)
 	}
 	return d
 }
@@ -224,20 +243,25 @@ func rank(o *Offer, p Policy) int {
 	key := 0
 	switch p.Prefer {
 	case PreferSourceIP:
-		switch o.Costs.ClientIP {
-		case ClientIPKept:
-			key = 0
-		case ClientIPProxyProtocol, ClientIPForwardedFor:
-			key = 1
-		default:
-			key = 2
-		}
+		key = clientIPKey(o)
 	case PreferLBFeatures:
 		if o.Costs.LosesLBFeatures {
 			key = 1
 		}
 	}
 	return key*10 + base
+}
+
+// clientIPKey orders offers by what they leave of the client address: kept, then carried in
+// a PROXY header or X-Forwarded-For, then lost or unknown.
+func clientIPKey(o *Offer) int {
+	switch o.Costs.ClientIP {
+	case ClientIPKept:
+		return 0
+	case ClientIPProxyProtocol, ClientIPForwardedFor:
+		return 1
+	}
+	return 2
 }
 
 // codeThroughLBLoops is the reason core/dialect's ThroughLBOffer gives when the path through

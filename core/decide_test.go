@@ -80,6 +80,23 @@ func TestDecide(t *testing.T) {
 			a: atRisk4, offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), OfferSNAT, OfferSep, OfferDNS},
 			policy: Policy{Prefer: PreferSourceIP}, want: NodeSeparation, path: PathProxy,
 		},
+		"BackendsUsingClientAddressAvoidSNAT": {
+			reason: "a proxy told where the client address is (docs/gateway.md#client-address) ranks as under prefer source-ip",
+			a:      &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy, NeedsClientAddress: Yes},
+			offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), OfferSNAT, OfferSep, OfferDNS},
+			want:   NodeSeparation, path: PathProxy,
+			rejected: map[Remedy]Code{LBSourceNAT: CodeDecideClientAddress, DNSSteering: "decide-ranked-lower"},
+		},
+		"ClientAddressKeepsInterceptFirst": {
+			a:      &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy, NeedsClientAddress: Yes},
+			offers: all, want: InterceptVIP, path: PathVIP,
+			rejected: map[Remedy]Code{LBSourceNAT: CodeDecideClientAddress, NodeSeparation: "decide-ranked-lower"},
+		},
+		"StatedPreferenceWinsOverClientAddress": {
+			a:      &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy, NeedsClientAddress: Yes},
+			offers: all, policy: Policy{Prefer: PreferLBFeatures}, want: LBSourceNAT, path: PathProxy,
+			rejected: map[Remedy]Code{NodeSeparation: "decide-ranked-lower"},
+		},
 		"DisruptiveRejectedByDefault": {
 			reason: "seed 003: ip-mode cannot change on an existing Service",
 			a:      atRisk4,

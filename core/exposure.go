@@ -226,6 +226,13 @@ type LBDependence struct {
 	TLS Fact `json:"tls"`
 	// L7Routing: the LB routes or rewrites by host, path or header, and the backends rely on it.
 	L7Routing Fact `json:"l7Routing"`
+	// ClientAddress: the backends use the client's address (a proxy told where to find it: the
+	// connection's source, X-Forwarded-For from trusted hops, a header), for logs, rate limits or
+	// allowlists. It asks nothing of the path through the LB, so Any leaves it out; what costs
+	// it is a remedy that replaces the address the backends see (LB source NAT without a PROXY
+	// header), so Decide ranks the remedies that keep it first unless the policy states a
+	// preference.
+	ClientAddress Fact `json:"clientAddress,omitempty"`
 }
 
 // dependence is the exposure's Needs with the LB's own PROXY protocol folded in: backends behind an

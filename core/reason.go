@@ -108,6 +108,7 @@ const (
 	CodeDecideKeepsOffLB      Code = "decide-keeps-traffic-off-lb"
 	CodeDecideNothing         Code = "decide-nothing-offered"
 	CodeDecideFailsLeast      Code = "decide-fails-least"
+	CodeDecideClientAddress   Code = "decide-keeps-client-address"
 )
 
 // The core's rules: physics that holds on every cloud.
@@ -169,6 +170,6 @@ func Rules() []Rule {
 		ruleHairpinBridgeOff, ruleHairpinBridgeOn, ruleHairpinUnknown, ruleKubeletHairpinDead,
 		ruleDecideNoLoop, ruleDecideChosen, ruleDecideRanked, ruleDecideUnmet, ruleDecideTicket,
 		ruleDecideDisruptive, ruleDecideL7NoIntercept, ruleDecideTentative, ruleDecideNothing, ruleDecideFailsLeast,
-		ruleDecideKeepsOffLB,
+		ruleDecideKeepsOffLB, ruleDecideClientAddress,
 	}
 }

@@ -130,7 +130,8 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 }
 
 // gatewaysOf maps a Service to the Gateways judged through it: the one whose implementation
-// generated it, or, for a LoadBalancer Service no Gateway generated, every Gateway of a class
+// generated it, every Gateway of the class for Envoy Gateway's merged Service (labelled with
+// the class), or, for a LoadBalancer Service no Gateway generated, every Gateway of a class
 // whose implementation serves its Gateways from its own Service (Traefik, docs/gateway.md), since
 // that Service names no Gateway.
 func (g *GatewayController) gatewaysOf(ctx context.Context, o client.Object) []reconcile.Request {
@@ -143,6 +144,10 @@ func (g *GatewayController) gatewaysOf(ctx context.Context, o client.Object) []r
 	}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return nil
+	}
+	if class, ok := gateway.MergedClassOf(svc); ok {
+		// Envoy Gateway's one Service for every Gateway of a class (mergeGateways).
+		return g.gatewaysOfClasses(ctx, map[string]bool{class: true})
 	}
 	classes := &unstructured.UnstructuredList{}
 	classes.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayClassList"))
@@ -159,6 +164,11 @@ func (g *GatewayController) gatewaysOf(ctx context.Context, o client.Object) []r
 	if len(published) == 0 {
 		return nil
 	}
+	return g.gatewaysOfClasses(ctx, published)
+}
+
+// gatewaysOfClasses lists, as requests, the Gateways of the named GatewayClasses.
+func (g *GatewayController) gatewaysOfClasses(ctx context.Context, classes map[string]bool) []reconcile.Request {
 	gws := &unstructured.UnstructuredList{}
 	gws.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayList"))
 	if err := g.cache.List(ctx, gws); err != nil {
@@ -166,7 +176,7 @@ func (g *GatewayController) gatewaysOf(ctx context.Context, o client.Object) []r
 	}
 	var out []reconcile.Request
 	for _, gw := range gws.Items {
-		if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); published[class] {
+		if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); classes[class] {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.GetNamespace(), Name: gw.GetName()}})
 		}
 	}

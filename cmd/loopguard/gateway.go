@@ -41,7 +41,8 @@ func gatewayResources() (namespaced, clusterScoped []schema.GroupVersionResource
 // Gateway's, the GatewayClasses' parameters).
 func gatewayNamespaces(objs []runtime.Object) []string { return gateway.Namespaces(objs, nil) }
 
-// forGateways keeps, of what was read from namespace ns, what the Gateways of gatewayNS need.
-func forGateways(objs []runtime.Object, ns, gatewayNS string) []runtime.Object {
-	return gateway.ForGateways(objs, ns, gatewayNS)
+// forGateways keeps, of what was read from namespace ns, what the Gateways of gatewayNS (among
+// read) need.
+func forGateways(objs []runtime.Object, ns, gatewayNS string, read []runtime.Object) []runtime.Object {
+	return gateway.ForGatewaysOf(objs, ns, gatewayNS, read)
 }

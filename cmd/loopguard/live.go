@@ -153,12 +153,13 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 	if l.namespace != "" {
 		// A Gateway's implementation may keep its Service (Envoy Gateway) or its parameters
 		// (a GatewayClass's parametersRef) elsewhere: read those, and only those, too.
-		for _, other := range gatewayNamespaces(objs) {
+		read := objs
+		for _, other := range gatewayNamespaces(read) {
 			more, err := kube.Gather(ctx, cfg, opts(other))
 			if err != nil {
 				return nil, fmt.Errorf("read the cluster (%s, namespace %s for its Gateways): %w", src.Name, other, err)
 			}
-			objs = append(objs, forGateways(more, other, l.namespace)...)
+			objs = append(objs, forGateways(more, other, l.namespace, read)...)
 		}
 	}
 	set := &manifest.Set{Objects: make([]manifest.Object, len(objs))}

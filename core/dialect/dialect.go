@@ -245,7 +245,7 @@ func PodsLabelled(m map[string]string) string {
 }
 
 // Values of core.AnnotationBackendExpects.
-var backendExpectsValues = []string{"proxy-protocol", "proxy-protocol-v1", "proxy-protocol-v2", "tls", "l7-routing", "none"}
+var backendExpectsValues = []string{"proxy-protocol", "proxy-protocol-v1", "proxy-protocol-v2", "tls", "l7-routing", "client-address", "none"}
 
 // ruleOverride explains a fact that came from a loopguard.io annotation.
 var ruleOverride = core.Rule{Code: CodeOverride, Summary: "A loopguard.io annotation on the object declares this fact.",
@@ -357,13 +357,15 @@ func parseBackendExpects(v string) (*core.LBDependence, *field.Error) {
 			d.TLS = core.Yes
 		case "l7-routing":
 			d.L7Routing = core.Yes
+		case "client-address":
+			d.ClientAddress = core.Yes
 		case "none":
 			none = true
 		default:
 			return nil, field.NotSupported(AnnotationPath(core.AnnotationBackendExpects), item, backendExpectsValues)
 		}
 	}
-	if none && d.Any() == core.Yes {
+	if none && (d.Any() == core.Yes || d.ClientAddress == core.Yes) {
 		return nil, field.Invalid(AnnotationPath(core.AnnotationBackendExpects), v, "none cannot be combined with another value")
 	}
 	return d, nil

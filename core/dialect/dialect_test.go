@@ -243,13 +243,15 @@ func TestBackendExpectsAnnotation(t *testing.T) {
 		value string
 		want  string // LBDependence.String, or "error"
 	}{
-		"one":          {"proxy-protocol", "proxy-protocol"},
-		"version":      {"proxy-protocol-v2", "proxy-protocol-v2"},
-		"several":      {"tls, l7-routing", "tls,l7-routing"},
-		"none":         {"none", "none"},
-		"typo":         {"proxy-protcol", "error"},
-		"two versions": {"proxy-protocol-v1,proxy-protocol-v2", "error"},
-		"none and tls": {"none,tls", "error"},
+		"one":                     {"proxy-protocol", "proxy-protocol"},
+		"version":                 {"proxy-protocol-v2", "proxy-protocol-v2"},
+		"several":                 {"tls, l7-routing", "tls,l7-routing"},
+		"none":                    {"none", "none"},
+		"typo":                    {"proxy-protcol", "error"},
+		"two versions":            {"proxy-protocol-v1,proxy-protocol-v2", "error"},
+		"none and tls":            {"none,tls", "error"},
+		"client address":          {"client-address", "client-address"},
+		"none and client address": {"none,client-address", "error"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -270,11 +272,16 @@ func TestBackendExpectsAnnotation(t *testing.T) {
 			e := intercepted(nil)
 			o.Apply(e)
 			wantRisk := core.RiskNone
-			if tc.want != "none" {
+			// The client address asks nothing of the path: the VIP path keeps it.
+			if tc.want != "none" && tc.want != "client-address" {
 				wantRisk = core.RiskAtRisk
 			}
-			if a := core.Assess(e); a.Risk != wantRisk {
+			a := core.Assess(e)
+			if a.Risk != wantRisk {
 				t.Errorf("declared %q: risk %s, want %s", tc.value, a.Risk, wantRisk)
+			}
+			if tc.want == "client-address" && a.NeedsClientAddress != core.Yes {
+				t.Errorf("declared %q: needsClientAddress %s, want yes", tc.value, a.NeedsClientAddress)
 			}
 		})
 	}

@@ -306,12 +306,13 @@ func (h *host) facts(ctx context.Context, ns string) ([]runtime.Object, error) {
 	if err != nil || ns == "" {
 		return objs, err
 	}
-	for _, other := range gateway.Namespaces(objs, nil) {
+	read := objs
+	for _, other := range gateway.Namespaces(read, nil) {
 		more, err := kube.Gather(ctx, h.rest, opts(other))
 		if err != nil {
 			return nil, err
 		}
-		objs = append(objs, gateway.ForGateways(more, other, ns)...)
+		objs = append(objs, gateway.ForGatewaysOf(more, other, ns, read)...)
 	}
 	return objs, nil
 }

@@ -137,6 +137,14 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 				Msg:    fmt.Sprintf("generated for Gateway %s/%s (%s); assessed as that Gateway", o.Namespace, o.Name, o.By),
 				Reason: ruleOwnedService.Reason()}
 		}
+		if class, ok := MergedClassOf(svc); ok && c != nil {
+			if gws := gatewaysOfClass(c, class); len(gws) > 0 {
+				return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
+					Msg: fmt.Sprintf("generated for every Gateway of GatewayClass %s (label %s, the EnvoyProxy's mergeGateways); assessed as Gateway %s",
+						class, labelEGOwningClass, strings.Join(gws, ", ")),
+					Reason: ruleOwnedService.Reason()}
+			}
+		}
 	}
 	return d.inner.Translate(obj, c)
 }
@@ -153,6 +161,19 @@ func classOf(c *core.Cluster, name string) *unstructured.Unstructured {
 		}
 	}
 	return nil
+}
+
+// gatewaysOfClass lists the Gateways (ns/name, sorted) of a GatewayClass among the cluster's
+// objects.
+func gatewaysOfClass(c *core.Cluster, class string) []string {
+	var out []string
+	for _, u := range c.CustomList(Group, "Gateway") {
+		if name, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); name == class {
+			out = append(out, u.GetNamespace()+"/"+u.GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func gatewayIn(c *core.Cluster, ns, name string) bool {
@@ -184,7 +205,13 @@ type view struct {
 	// published: the Service is the implementation's own (Traefik's), not generated for the
 	// Gateway; nothing rewrites it from the Gateway, so its fixes stay on it.
 	published bool
-	traefik   *traefikConfig
+	// merged: Envoy Gateway's one Service for every Gateway of the class (mergeGateways).
+	merged  bool
+	traefik *traefikConfig
+	// istio is the ConfigMap of an Istio Gateway's spec.infrastructure.parametersRef, when known.
+	istio *istioParameters
+	// cilium is spec.service of the class's CiliumGatewayClassConfig, when known.
+	cilium map[string]any
 }
 
 // look gathers the Gateway's class, implementation and Service.
@@ -210,6 +237,23 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 		}
 	}
 	v.readParams(c)
+	if len(candidates) == 0 && c != nil && (v.impl == EnvoyGateway || v.impl == ImplementationUnknown) {
+		for _, s := range c.ServiceList() {
+			if class, ok := MergedClassOf(s); ok && class == string(gw.Spec.GatewayClassName) && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+				candidates = append(candidates, s)
+				v.impl, v.merged = EnvoyGateway, true
+				v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: EnvoyGateway,
+					By: fmt.Sprintf("label %s: %s, one Service for every Gateway of the class (the EnvoyProxy's mergeGateways)", labelEGOwningClass, class)}
+			}
+		}
+		if v.merged {
+			v.envoyProxy = nil
+			v.readParams(c)
+		}
+	}
+	if !v.merged && v.impl == EnvoyGateway && v.envoyProxy != nil && mergeGatewaysOn(v.envoyProxy) {
+		v.merged = true
+	}
 	// An implementation may generate more than one Service; the LoadBalancer one is the
 	// exposure.
 	sort.SliceStable(candidates, func(i, j int) bool {
@@ -275,6 +319,13 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		svc.Name = envoyServiceName(gw.Namespace, gw.Name)
 		svc.Labels[labelEGOwningName] = gw.Name
 		svc.Labels[labelEGOwningNamespace] = gw.Namespace
+		if v.merged {
+			// The class's one Service, named after the class (translator.go IRKey).
+			svc.Name = hashedName(string(gw.Spec.GatewayClassName))
+			delete(svc.Labels, labelEGOwningName)
+			delete(svc.Labels, labelEGOwningNamespace)
+			svc.Labels[labelEGOwningClass] = string(gw.Spec.GatewayClassName)
+		}
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		if v.envoyProxy != nil {
 			es := envoyServiceOf(v.envoyProxy)
@@ -364,6 +415,38 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 	case Cilium:
 		svc.Name = "cilium-gateway-" + gw.Name
 		svc.Labels[labelCiliumOwning] = gw.Name
+		if t, ok := v.cilium["type"].(string); ok && t != "" {
+			svc.Spec.Type = corev1.ServiceType(t)
+		}
+		if p, ok := v.cilium["externalTrafficPolicy"].(string); ok && p != "" {
+			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+		}
+	case Istio:
+		// pilot/pkg/config/kube/gatewaycommon: named "<gateway>-<class>" unless the Gateway's
+		// gateway.istio.io/name-override says otherwise; the parameters' service overlay is
+		// applied over the rendered Service.
+		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
+		if n := gw.Annotations[istioNameOverride]; n != "" {
+			svc.Name = n
+		}
+		svc.Labels[labelIstioGatewayName] = gw.Name
+		for k, val := range v.istio.serviceMeta("annotations") {
+			if svc.Annotations == nil {
+				svc.Annotations = map[string]string{}
+			}
+			svc.Annotations[k] = val
+		}
+		for k, val := range v.istio.serviceMeta("labels") {
+			svc.Labels[k] = val
+		}
+		if v.istio != nil && v.istio.service != nil {
+			if t, ok, _ := unstructured.NestedString(v.istio.service, "spec", "type"); ok && t != "" {
+				svc.Spec.Type = corev1.ServiceType(t)
+			}
+			if p, ok, _ := unstructured.NestedString(v.istio.service, "spec", "externalTrafficPolicy"); ok && p != "" {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
+			}
+		}
 	}
 	return svc
 }
@@ -460,6 +543,27 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
 		}
 	}
+	if v.merged {
+		others := "no other Gateway of the class is among the inputs"
+		if c != nil {
+			var list []string
+			for _, g := range gatewaysOfClass(c, string(gw.Spec.GatewayClassName)) {
+				if g != gw.Namespace+"/"+gw.Name {
+					list = append(list, g)
+				}
+			}
+			if len(list) > 0 {
+				others = "it also serves Gateway " + strings.Join(list, ", ")
+			}
+		}
+		e.Notes = append(e.Notes, ruleMergedGateways.Because(fmt.Sprintf("GatewayClass %s merges its Gateways (the EnvoyProxy's mergeGateways): Service %s/%s is one for all of them; %s. Its verdict and its fix are shared; annotations and labels go on the EnvoyProxy's envoyService, since Envoy Gateway takes the Service's from only one of the Gateways.",
+			gw.Spec.GatewayClassName, v.svc.Namespace, v.svc.Name, others)))
+	}
+	if ca, ok := clientAddressOf(v, c); ok {
+		e.Needs.ClientAddress = core.Yes
+		lead = append(lead, ruleClientAddress.Because(ca.why))
+		e.Notes = append(e.Notes, ca.notes...)
+	}
 	e.Reasons = append(lead, e.Reasons...)
 	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(gw))}, e.Notes...)
 	return t, nil
@@ -512,7 +616,12 @@ func stringMap(m map[string]any, key string) map[string]string {
 // (internal/infrastructure/kubernetes/proxy/resource.go ExpectedResourceHashedName,
 // internal/utils/misc.go GetHashedName). The envoy gateway test checks it against the real one.
 func envoyServiceName(ns, name string) string {
-	key := ns + "/" + name
+	return hashedName(ns + "/" + name)
+}
+
+// hashedName is ExpectedResourceHashedName of an IR key: "ns/name", or the GatewayClass's name
+// when its Gateways are merged.
+func hashedName(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	resource := strings.ReplaceAll(key, "/", "-")
 	if len(resource) > 48 {

@@ -185,6 +185,15 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 			return nil, false, nil
 		}
 		o, ok := OwnerOf(svc)
+		if class, merged := MergedClassOf(svc); !ok && merged {
+			// The class's merged Service planned on its own: never written directly either.
+			gw := &gwv1.Gateway{}
+			gw.Namespace, gw.Name = svc.Namespace, svc.Name
+			gw.Spec.GatewayClassName = gwv1.ObjectName(class)
+			v = &view{gw: gw, svc: svc, impl: EnvoyGateway, merged: true,
+				owner: Owner{Namespace: svc.Namespace, Name: svc.Name, Implementation: EnvoyGateway, By: "label " + labelEGOwningClass}}
+			break
+		}
 		if !ok {
 			return nil, false, nil
 		}
@@ -278,6 +287,10 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			rest = append(rest, e)
 			continue
 		}
+		if v.merged && v.envoyProxy == nil {
+			rest = append(rest, e) // no Gateway's spec.infrastructure holds for the class's Service
+			continue
+		}
 		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
 		if o, ok := overrideOf(v, meta, key); ok {
 			if o.userOwned {
@@ -296,6 +309,9 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			byTarget[target] = c
 			fields[target] = field
 			order = append(order, target)
+			if o, ok := overrideOf(v, meta, key); ok && !e.Remove {
+				c.Edits = append(c.Edits, o.also...)
+			}
 		}
 		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
 		if !e.Remove && !v.synthesized {
@@ -327,8 +343,12 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 		}
 		u := *ch
 		u.By, u.Edits, u.Strategy = core.WriterUser, patched[k], ""
-		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's spec.kubernetes.service.patches to Service %s/%s after the Gateway's annotations, and a patch there sets %s: change that patch (loopguard does not edit a patch list). %s",
-			implName(v), k.Kind, k.Namespace, k.Name, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), ch.Reason.Message))
+		what, how := "spec.kubernetes.service.patches", "change that patch (loopguard does not edit a patch list)"
+		if k.Kind == "ConfigMap" {
+			what, how = "service overlay (data key service, a strategic merge patch)", "change it there (loopguard does not edit YAML inside a ConfigMap)"
+		}
+		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's %s to Service %s/%s after the Gateway's annotations, and it sets %s: %s. %s",
+			implName(v), k.Kind, k.Namespace, k.Name, what, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), how, ch.Reason.Message))
 		user = append(user, u)
 	}
 	return moved, user, checks
@@ -348,6 +368,10 @@ func metadataLeaf(path []core.PathElem) (meta, key string, ok bool) {
 
 // ownResource names where the implementation takes the Service's other fields from.
 func ownResource(v *view) string {
+	switch {
+	case v.merged:
+		return "the spec.provider.kubernetes.envoyService of the EnvoyProxy that sets mergeGateways (the GatewayClass's spec.parametersRef, or the envoyProxy default of Envoy Gateway's configuration)"
+	}
 	switch v.impl {
 	case EnvoyGateway:
 		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"

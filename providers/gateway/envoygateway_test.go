@@ -52,88 +52,9 @@ var (
 // spec.infrastructure.annotations; the controller carries it to the Service; and a direct write
 // to the Service is reverted by the controller, which is why loopguard never makes one.
 func TestEnvoyGatewayCarriesTheRemedy(t *testing.T) {
-	dir := os.Getenv(envEnvoyGateway)
-	if dir == "" {
-		t.Skipf("%s is not set: run with %s=\"$(hack/envoy-gateway.sh)\" (builds Envoy Gateway from the Go module proxy once, ~10 min cold, then cached)", envEnvoyGateway, envEnvoyGateway)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: Envoy Gateway's xDS server reads its certificates from the fixed path /certs, which the test bind-mounts in a private mount namespace")
-	}
-	bin := filepath.Join(dir, "bin", "envoy-gateway")
-	crds := crdFiles(t, dir)
-	s := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cs := s.Client()
-	dyn, err := dynamic.NewForConfig(s.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{egNamespace, "shop"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	work := t.TempDir()
-	kubeconfig, err := s.Kubeconfig("envoy-gateway", "system:masters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kcPath := filepath.Join(work, "kubeconfig")
-	mustWrite(t, kcPath, kubeconfig)
-	env := append(os.Environ(), "KUBECONFIG="+kcPath, "ENVOY_GATEWAY_NAMESPACE="+egNamespace)
-
-	// certgen, as the Helm chart's Job runs it: the Secrets in Envoy Gateway's namespace.
-	start := time.Now()
-	certgen := exec.CommandContext(ctx, bin, "certgen", "--disable-topology-injector")
-	certgen.Env = env
-	if out, err := certgen.CombinedOutput(); err != nil {
-		t.Fatalf("envoy-gateway certgen: %v\n%s", err, out)
-	}
-	t.Logf("certgen: %v", time.Since(start).Round(time.Millisecond))
-	// The controller reads its xDS server certificate from /certs, where the chart mounts the
-	// envoy-gateway Secret.
-	sec, err := cs.CoreV1().Secrets(egNamespace).Get(ctx, "envoy-gateway", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	certs := filepath.Join(work, "certs")
-	if err := os.Mkdir(certs, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range sec.Data {
-		mustWrite(t, filepath.Join(certs, name), data)
-	}
-	if err := os.MkdirAll("/certs", 0o755); err != nil {
-		t.Skipf("cannot create the mount point /certs: %v", err)
-	}
-	cfgPath := filepath.Join(work, "envoy-gateway.yaml")
-	mustWrite(t, cfgPath, []byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyGateway
-gateway:
-  controllerName: gateway.envoyproxy.io/gatewayclass-controller
-provider:
-  type: Kubernetes
-logging:
-  level:
-    default: info
-`))
-	logs := &bytes.Buffer{}
-	server := exec.Command("unshare", "--mount", "--", "sh", "-c",
-		`mount --make-rprivate / && mount --bind "$1" /certs && exec "$2" server --config-path "$3"`, "sh", certs, bin, cfgPath)
-	server.Env = env
-	server.Stdout, server.Stderr = logs, logs
-	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = server.Process.Kill()
-		_ = server.Wait()
-		if t.Failed() {
-			t.Logf("envoy-gateway logs (tail):\n%s", tail(logs.String(), 6000))
-		}
-	})
+	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
 
 	// A private CLB Gateway, as examples/gateway/gateways.yaml has it.
 	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
@@ -149,7 +70,7 @@ spec:
     annotations:
       `+subnetKey+`: subnet-3f9a2c1d
   listeners: [{name: http, port: 80, protocol: HTTP}]`)
-	start = time.Now()
+	start := time.Now()
 	svc := waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return s.Annotations[subnetKey] == "subnet-3f9a2c1d" })
 	t.Logf("Envoy Gateway generated Service %s/%s in %v", svc.Namespace, svc.Name, time.Since(start).Round(time.Millisecond))
 	if want := gateway.EnvoyServiceName("shop", "web"); svc.Name != want {
@@ -323,6 +244,337 @@ spec:
 	t.Logf("Envoy Gateway dropped the remedy from the Service %v after loopguard took it back from the Gateway", time.Since(start).Round(time.Millisecond))
 }
 
+// TestEnvoyGatewayMergedGatewaysCarryTheRemedy runs Envoy Gateway's real controller with
+// mergeGateways, set the way its own example does (examples/kubernetes/merged-gateways.yaml: an
+// EnvoyProxy with only spec.mergeGateways, named by the GatewayClass): two Gateways get one
+// Service, labelled with the class; loopguard attributes it to them, writes the remedy on the
+// EnvoyProxy's envoyService (with the provider type the CRD requires), and the controller
+// carries it to the merged Service; taking it back removes the annotation from the EnvoyProxy
+// (the provider type stays) and the controller drops it from the Service.
+func TestEnvoyGatewayMergedGatewaysCarryTheRemedy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
+	gvrEnvoyProxy := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "envoyproxies"}
+	mustCreate(t, ctx, dyn.Resource(gvrEnvoyProxy).Namespace(egNamespace), `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: merged, namespace: `+egNamespace+`}
+spec: {mergeGateways: true}`)
+	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: merged, namespace: `+egNamespace+`}`)
+	for name, port := range map[string]int{"web": 80, "api": 8080} {
+		mustCreate(t, ctx, dyn.Resource(gvrGateway).Namespace("shop"), fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: %s, namespace: shop}
+spec:
+  gatewayClassName: eg
+  infrastructure:
+    annotations:
+      `+subnetKey+`: subnet-3f9a2c1d
+  listeners: [{name: http, port: %d, protocol: HTTP}]`, name, port))
+	}
+	const sel = "gateway.envoyproxy.io/owning-gatewayclass=eg"
+	start := time.Now()
+	svc := waitServiceLabelled(t, ctx, cs, logs, sel, func(s *corev1.Service) bool {
+		return s.Annotations[subnetKey] == "subnet-3f9a2c1d" && len(s.Spec.Ports) == 2
+	})
+	t.Logf("Envoy Gateway generated the merged Service %s/%s in %v; labels %v", svc.Namespace, svc.Name, time.Since(start).Round(time.Millisecond), svc.Labels)
+	if class, ok := gateway.MergedClassOf(svc); !ok || class != "eg" {
+		t.Fatalf("the real merged Service is not recognised as class eg's (%q, %v); labels %v", class, ok, svc.Labels)
+	}
+	if _, ok := gateway.OwnerOf(svc); ok {
+		t.Errorf("the merged Service is attributed to a single Gateway; labels %v", svc.Labels)
+	}
+	if want := gateway.HashedName("eg"); svc.Name != want {
+		t.Errorf("merged Service %s, loopguard names it %s when judging the Gateways alone", svc.Name, want)
+	}
+
+	profile, _ := readExample(t)
+	for _, n := range []string{"10.0.1.11", "10.0.1.12", "10.0.1.13"} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"kubernetes.io/hostname": n}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := "10.0.1.11"
+	ready := true
+	if _, err := cs.DiscoveryV1().EndpointSlices(egNamespace).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svc.Name + "-test", Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"172.16.0.21"}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("shop").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "storefront-0", Labels: map[string]string{"app": "storefront"}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "storefront"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := kube.NewWriter(s.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
+	gather := func() (runtime.Object, *core.Cluster) {
+		nsd, cl := gateway.Resources()
+		objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := core.NewCluster(profile, objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if u, ok := o.(*unstructured.Unstructured); ok && gateway.IsGateway(o) && u.GetName() == "web" {
+				return o, c
+			}
+		}
+		t.Fatal("Gateway shop/web not gathered")
+		return nil, nil
+	}
+	obj, c := gather()
+	out, err := rec.Reconcile(ctx, obj, c)
+	var retry *core.RetryError
+	if err != nil && !errors.As(err, &retry) {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if out != nil {
+		for _, ch := range out.Written {
+			if ch.Object.Kind != "EnvoyProxy" {
+				t.Fatalf("loopguard wrote %s, want only the class's EnvoyProxy", ch.String())
+			}
+		}
+	}
+	start = time.Now()
+	svc = waitServiceLabelled(t, ctx, cs, logs, sel, func(s *corev1.Service) bool { return s.Annotations[preventKey] == "true" })
+	t.Logf("Envoy Gateway carried the remedy from the EnvoyProxy to the merged Service in %v", time.Since(start).Round(time.Millisecond))
+	ep, err := dyn.Resource(gvrEnvoyProxy).Namespace(egNamespace).Get(ctx, "merged", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := managerOf(ep.GetManagedFields(), preventKey); m != core.FieldManager {
+		t.Errorf("the EnvoyProxy's %s is managed by %q, want %s", preventKey, m, core.FieldManager)
+	}
+	obj, c = gather()
+	if out, err = rec.Reconcile(ctx, obj, c); err != nil || len(out.Written) != 0 {
+		t.Errorf("second reconcile: wrote %v, err %v; want nothing", out, err)
+	}
+
+	obj, c = gather()
+	removed, err := rec.Remove(ctx, obj, c)
+	if err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if len(removed.Written) != 1 || removed.Written[0].Object.Kind != "EnvoyProxy" {
+		t.Fatalf("remove wrote %v, want one change on the EnvoyProxy", removed.Written)
+	}
+	ep, err = dyn.Resource(gvrEnvoyProxy).Namespace(egNamespace).Get(ctx, "merged", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The provider type stays: without it the CRD's defaults under spec.provider (filled in once
+	// loopguard set it) would make the EnvoyProxy invalid; Kubernetes is what an EnvoyProxy
+	// without a provider means.
+	annotations, _, _ := unstructured.NestedStringMap(ep.Object, "spec", "provider", "kubernetes", "envoyService", "annotations")
+	typ, _, _ := unstructured.NestedString(ep.Object, "spec", "provider", "type")
+	merge, _, _ := unstructured.NestedBool(ep.Object, "spec", "mergeGateways")
+	if _, still := annotations[preventKey]; still || typ != "Kubernetes" || !merge {
+		t.Errorf("after remove the EnvoyProxy's spec is %v: want loopguard's annotation gone, mergeGateways and the provider type kept", ep.Object["spec"])
+	}
+	start = time.Now()
+	waitServiceLabelled(t, ctx, cs, logs, sel, func(s *corev1.Service) bool { _, on := s.Annotations[preventKey]; return !on })
+	t.Logf("Envoy Gateway dropped the remedy from the merged Service %v after loopguard took it back", time.Since(start).Round(time.Millisecond))
+}
+
+// TestEnvoyGatewayResolvesClientTrafficPolicies checks loopguard's listener-by-listener reading
+// of ClientTrafficPolicies against Envoy Gateway's real controller: the status it writes on
+// each policy says which one configures which listener (Accepted, Overridden for the listeners a
+// sectionName policy took, Conflicted for a second policy of the same scope), and loopguard's
+// verdict names the same listeners.
+func TestEnvoyGatewayResolvesClientTrafficPolicies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, _, dyn, logs := startEnvoyGateway(t, ctx)
+	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
+	mustCreate(t, ctx, dyn.Resource(gvrGateway).Namespace("shop"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}, {name: alt, port: 8080, protocol: HTTP}]`)
+	gvrCTP := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
+	policy := func(name, target, spec string) {
+		mustCreate(t, ctx, dyn.Resource(gvrCTP).Namespace("shop"), `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: `+name+`, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web`+target+`}]
+  `+spec)
+	}
+	// Created in name order, so creation time and name agree (both order the policies).
+	policy("a-all", "", "proxyProtocol: {}")
+	policy("b-alt", ", sectionName: alt", "clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
+	policy("c-late-all", "", "proxyProtocol: {optional: true}")
+
+	conditions := func(name string) map[string]string {
+		u, err := dyn.Resource(gvrCTP).Namespace("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
+		for _, a := range ancestors {
+			conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
+			for _, c := range conds {
+				m := c.(map[string]any)
+				out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
+			}
+		}
+		return out
+	}
+	var seen string
+	if !waitFor(ctx, time.Minute, func() bool {
+		a, b, c := conditions("a-all"), conditions("b-alt"), conditions("c-late-all")
+		seen = fmt.Sprintf("a-all %v; b-alt %v; c-late-all %v", a, b, c)
+		return strings.HasPrefix(a["Overridden"], "True/") && strings.Contains(a["Overridden"], "alt") &&
+			strings.HasPrefix(b["Accepted"], "True/") && strings.HasPrefix(c["Accepted"], "False/Conflicted")
+	}) {
+		t.Fatalf("Envoy Gateway's policy status never said a-all overridden on alt, b-alt accepted, c-late-all conflicted: %s\nlogs:\n%s", seen, tail(logs.String(), 4000))
+	}
+	t.Logf("Envoy Gateway: %s", seen)
+
+	nsd, cl := gateway.Resources()
+	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gw runtime.Object
+	for _, o := range objs {
+		if gateway.IsGateway(o) {
+			gw = o
+		}
+	}
+	res, err := core.Evaluate(gateway.NewDialect(tencent.NewDialect(nil), nil), gw, c, core.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[core.Code]string{}
+	for _, r := range res.Exposure.Reasons {
+		msgs[r.Code] = r.Message
+	}
+	if pp := msgs[gateway.CodeProxyProtocol]; res.Exposure.Needs.ProxyHeader != core.Yes || !strings.Contains(pp, "shop/a-all") ||
+		!strings.Contains(pp, "http (port 80)") || strings.Contains(pp, "alt (port 8080)") || strings.Contains(pp, "c-late-all") {
+		t.Errorf("PROXY protocol: %v, %q; want a-all's, on http (port 80) only", res.Exposure.Needs.ProxyHeader, pp)
+	}
+	if ca := msgs[gateway.CodeClientAddress]; res.Exposure.Needs.ClientAddress != core.Yes || !strings.Contains(ca, "shop/b-alt") || !strings.Contains(ca, "alt (port 8080)") {
+		t.Errorf("client address: %v, %q; want b-alt's, on alt (port 8080)", res.Exposure.Needs.ClientAddress, ca)
+	}
+}
+
+// startEnvoyGateway starts a real kube-apiserver with Gateway API's and Envoy Gateway's CRDs
+// and Envoy Gateway's real controller against it (certgen, then the server with its xDS
+// certificates bind-mounted on /certs), with the namespaces envoy-gateway-system and shop. It
+// skips where LOOPGUARD_ENVOY_GATEWAY is unset or the test is not root.
+func startEnvoyGateway(t *testing.T, ctx context.Context) (*apiserver.Server, kubernetes.Interface, dynamic.Interface, *bytes.Buffer) {
+	t.Helper()
+	dir := os.Getenv(envEnvoyGateway)
+	if dir == "" {
+		t.Skipf("%s is not set: run with %s=\"$(hack/envoy-gateway.sh)\" (builds Envoy Gateway from the Go module proxy once, ~10 min cold, then cached)", envEnvoyGateway, envEnvoyGateway)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: Envoy Gateway's xDS server reads its certificates from the fixed path /certs, which the test bind-mounts in a private mount namespace")
+	}
+	bin := filepath.Join(dir, "bin", "envoy-gateway")
+	crds := crdFiles(t, dir)
+	s := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	cs := s.Client()
+	dyn, err := dynamic.NewForConfig(s.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{egNamespace, "shop"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := t.TempDir()
+	kubeconfig, err := s.Kubeconfig("envoy-gateway", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kcPath := filepath.Join(work, "kubeconfig")
+	mustWrite(t, kcPath, kubeconfig)
+	env := append(os.Environ(), "KUBECONFIG="+kcPath, "ENVOY_GATEWAY_NAMESPACE="+egNamespace)
+
+	// certgen, as the Helm chart's Job runs it: the Secrets in Envoy Gateway's namespace.
+	start := time.Now()
+	certgen := exec.CommandContext(ctx, bin, "certgen", "--disable-topology-injector")
+	certgen.Env = env
+	if out, err := certgen.CombinedOutput(); err != nil {
+		t.Fatalf("envoy-gateway certgen: %v\n%s", err, out)
+	}
+	t.Logf("certgen: %v", time.Since(start).Round(time.Millisecond))
+	// The controller reads its xDS server certificate from /certs, where the chart mounts the
+	// envoy-gateway Secret.
+	sec, err := cs.CoreV1().Secrets(egNamespace).Get(ctx, "envoy-gateway", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs := filepath.Join(work, "certs")
+	if err := os.Mkdir(certs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range sec.Data {
+		mustWrite(t, filepath.Join(certs, name), data)
+	}
+	if err := os.MkdirAll("/certs", 0o755); err != nil {
+		t.Skipf("cannot create the mount point /certs: %v", err)
+	}
+	cfgPath := filepath.Join(work, "envoy-gateway.yaml")
+	mustWrite(t, cfgPath, []byte(`apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyGateway
+gateway:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+provider:
+  type: Kubernetes
+logging:
+  level:
+    default: info
+`))
+	logs := &bytes.Buffer{}
+	server := exec.Command("unshare", "--mount", "--", "sh", "-c",
+		`mount --make-rprivate / && mount --bind "$1" /certs && exec "$2" server --config-path "$3"`, "sh", certs, bin, cfgPath)
+	server.Env = env
+	server.Stdout, server.Stderr = logs, logs
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = server.Process.Kill()
+		_ = server.Wait()
+		if t.Failed() {
+			t.Logf("envoy-gateway logs (tail):\n%s", tail(logs.String(), 6000))
+		}
+	})
+	return s, cs, dyn, logs
+}
+
 func crdFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -359,8 +611,14 @@ func mustCreate(t *testing.T, ctx context.Context, r dynamic.ResourceInterface, 
 // waitService waits for the Service Envoy Gateway generated for shop/web to satisfy ok.
 func waitService(t *testing.T, ctx context.Context, cs kubernetes.Interface, logs *bytes.Buffer, ok func(*corev1.Service) bool) *corev1.Service {
 	t.Helper()
+	return waitServiceLabelled(t, ctx, cs, logs, "gateway.envoyproxy.io/owning-gateway-name=web,gateway.envoyproxy.io/owning-gateway-namespace=shop", ok)
+}
+
+// waitServiceLabelled waits for the one Service of Envoy Gateway's namespace that the label
+// selector sel picks to satisfy ok.
+func waitServiceLabelled(t *testing.T, ctx context.Context, cs kubernetes.Interface, logs *bytes.Buffer, sel string, ok func(*corev1.Service) bool) *corev1.Service {
+	t.Helper()
 	var found *corev1.Service
-	sel := "gateway.envoyproxy.io/owning-gateway-name=web,gateway.envoyproxy.io/owning-gateway-namespace=shop"
 	if !waitFor(ctx, 2*time.Minute, func() bool {
 		list, err := cs.CoreV1().Services(egNamespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil || len(list.Items) != 1 {
@@ -369,7 +627,7 @@ func waitService(t *testing.T, ctx context.Context, cs kubernetes.Interface, log
 		found = &list.Items[0]
 		return ok(found)
 	}) {
-		t.Fatalf("Envoy Gateway's Service for shop/web never got there (last seen: %v)\nlogs:\n%s", describe(found), tail(logs.String(), 6000))
+		t.Fatalf("Envoy Gateway's Service %s never got there (last seen: %v)\nlogs:\n%s", sel, describe(found), tail(logs.String(), 6000))
 	}
 	return found
 }

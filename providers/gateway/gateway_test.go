@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -511,5 +512,519 @@ func TestProxyProtocolNotExpected(t *testing.T) {
 				t.Errorf("note %s = %v, want %v; notes %v, LB PROXY %v", gateway.CodeProxyNotExpected, got, tc.want, codes(res.Exposure.Notes), res.Exposure.ProxyProtocol)
 			}
 		})
+	}
+}
+
+// twoListeners is a Gateway with an HTTP listener on 80 and an HTTPS one on 443.
+func twoListeners(annotation string) string {
+	return strings.Replace(gw(annotation, ""), "listeners: [{name: http, port: 80, protocol: HTTP}]",
+		"listeners: [{name: http, port: 80, protocol: HTTP}, {name: https, port: 443, protocol: HTTPS}]", 1)
+}
+
+// TestClientTrafficPolicySectionName: a ClientTrafficPolicy whose targetRef names a listener
+// (sectionName) configures that listener only, and one naming the listener wins over one for
+// the whole Gateway there (Envoy Gateway internal/gatewayapi/clienttrafficpolicy.go); the
+// report names the listeners.
+func TestClientTrafficPolicySectionName(t *testing.T) {
+	const egClass = "gateway.envoyproxy.io/gatewayclass-controller"
+	cases := map[string]struct {
+		policies string
+		want     core.Fact
+		names    []string // in the reason's message
+		absent   []string
+	}{
+		"OneListener": {want: core.Yes, names: []string{"https (port 443)"}, absent: []string{"http (port 80)"}, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: tls-only, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: https}]
+  proxyProtocol: {}`},
+		"ListenerOverridesGateway": {want: core.Yes, names: []string{"ClientTrafficPolicy edge/all", "http (port 80)"}, absent: []string{"https (port 443)", "edge/plain"}, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: all, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  proxyProtocol: {}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: plain, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: https}]
+  timeout: {http: {requestReceivedTimeout: 5s}}`},
+		"OtherListenerName": {want: core.Unknown, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web, sectionName: grpc}]
+  proxyProtocol: {}`},
+		"FirstWholeGatewayPolicyWins": {want: core.Unknown, policies: `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: a, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  timeout: {http: {requestReceivedTimeout: 5s}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: b, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  proxyProtocol: {}`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(class(egClass, "")+twoListeners("")+tc.policies, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluate(t, gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if res.Exposure.Needs.ProxyHeader != tc.want {
+				t.Fatalf("Needs.ProxyHeader = %v, want %v; reasons %v", res.Exposure.Needs.ProxyHeader, tc.want, res.Exposure.Reasons)
+			}
+			msg := ""
+			for _, r := range res.Exposure.Reasons {
+				if r.Code == gateway.CodeProxyProtocol {
+					msg = r.Message
+				}
+			}
+			for _, s := range tc.names {
+				if !strings.Contains(msg, s) {
+					t.Errorf("reason %q does not name %q", msg, s)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(msg, s) {
+					t.Errorf("reason %q names %q, which the policy does not configure", msg, s)
+				}
+			}
+		})
+	}
+}
+
+// TestClientAddressPerImplementation: an implementation told where the client address is
+// makes the Gateway's backends need it (Needs.ClientAddress), so LB source NAT, which would
+// show every in-cluster client as the LB, ranks below the remedies that keep the address.
+func TestClientAddressPerImplementation(t *testing.T) {
+	const egClass = "gateway.envoyproxy.io/gatewayclass-controller"
+	policy := func(spec string) string {
+		return `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  ` + spec
+	}
+	cases := map[string]struct {
+		objs   string
+		want   core.Fact
+		header bool // the failClosed note
+	}{
+		"EnvoyGatewayXForwardedFor": {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`)},
+		"EnvoyGatewayCustomHeaderFailClosed": {want: core.Yes, header: true,
+			objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {customHeader: {name: X-Real-IP, failClosed: true}}`)},
+		"EnvoyGatewayCustomHeader":   {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {customHeader: {name: X-Real-IP}}`)},
+		"EnvoyGatewayDirectSourceIP": {want: core.Yes, objs: class(egClass, "") + gw("", "") + policy(`clientIPDetection: {directSourceIP: {}}`)},
+		"EnvoyGatewayNoDetection":    {want: core.Unknown, objs: class(egClass, "") + gw("", "") + policy(`timeout: {http: {requestReceivedTimeout: 5s}}`)},
+		"EnvoyGatewayOtherListener": {want: core.Unknown, objs: class(egClass, "") + gw("", "") + strings.Replace(policy(`clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`),
+			"name: web}", "name: web, sectionName: https}", 1)},
+		"NGINXGatewayFabricXForwardedFor": {want: core.Yes, objs: class("gateway.nginx.org/nginx-gateway-controller", "") +
+			gw("", "parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: edge}
+spec:
+  rewriteClientIP: {mode: XForwardedFor, trustedAddresses: [{type: CIDR, value: 10.0.0.0/8}]}`},
+		"NGINXGatewayFabricNoTrustedAddresses": {want: core.Unknown, objs: class("gateway.nginx.org/nginx-gateway-controller", "") +
+			gw("", "parametersRef: {group: gateway.nginx.org, kind: NginxProxy, name: np}") + `
+---
+apiVersion: gateway.nginx.org/v1alpha2
+kind: NginxProxy
+metadata: {name: np, namespace: edge}
+spec:
+  rewriteClientIP: {mode: XForwardedFor}`},
+		"KGatewayXffNumTrustedHops": {want: core.Yes, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  perPort: [{port: 80, listener: {httpSettings: {xffNumTrustedHops: 1}}}]`},
+		"KGatewayPerPortReplacesDefault": {want: core.Unknown, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  default: {httpSettings: {xffNumTrustedHops: 1}}
+  perPort: [{port: 80, listener: {perConnectionBufferLimitBytes: 32768}}]`},
+		"KGatewayOtherGateway": {want: core.Unknown, objs: class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}]
+  default: {httpSettings: {xffNumTrustedHops: 1}}`},
+		"IstioNumTrustedProxies": {want: core.Yes, objs: class("istio.io/gateway-controller", "") +
+			gw(`proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":2}}'`, "")},
+		"IstioZeroTrustedProxies": {want: core.Unknown, objs: class("istio.io/gateway-controller", "") +
+			gw(`proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":0}}'`, "")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluate(t, gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if res.Exposure.Needs.ClientAddress != tc.want || res.Assessment.NeedsClientAddress != tc.want {
+				t.Errorf("Needs.ClientAddress = %v (assessment %v), want %v; reasons %v", res.Exposure.Needs.ClientAddress, res.Assessment.NeedsClientAddress, tc.want, res.Exposure.Reasons)
+			}
+			if got := hasCode(res.Exposure.Reasons, gateway.CodeClientAddress); got != (tc.want == core.Yes) {
+				t.Errorf("reason %s present = %v, want %v", gateway.CodeClientAddress, got, tc.want == core.Yes)
+			}
+			if got := hasCode(res.Exposure.Notes, gateway.CodeClientHeader); got != tc.header {
+				t.Errorf("note %s present = %v, want %v", gateway.CodeClientHeader, got, tc.header)
+			}
+		})
+	}
+}
+
+// TestClientAddressRanksTheDecision: on the example's shop/web, Envoy Gateway told to read the
+// client address from X-Forwarded-For makes the decision say that LB source NAT (which would
+// show in-cluster clients as the CLB) ranks below because it loses the address.
+func TestClientAddressRanksTheDecision(t *testing.T) {
+	profile, objs := readExample(t)
+	snatRejection := func(objs []runtime.Object) (core.Decision, core.Code) {
+		c, err := core.NewCluster(profile, objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), nil), find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+		for _, r := range res.Decision.Rejected {
+			if r.Remedy == core.LBSourceNAT {
+				return res.Decision, r.Reason.Code
+			}
+		}
+		t.Fatalf("no lb-snat among the rejections of %s: %+v", res.Decision.Remedy, res.Decision.Rejected)
+		return res.Decision, ""
+	}
+	before, code := snatRejection(objs)
+	if code != core.CodeDecideRanked {
+		t.Fatalf("without a client-IP setting lb-snat is rejected with %s, want %s", code, core.CodeDecideRanked)
+	}
+	with := append(objs, decode(t, `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: web-client-ip, namespace: shop}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}`)...)
+	after, code := snatRejection(with)
+	if code != core.CodeDecideClientAddress {
+		t.Errorf("with clientIPDetection lb-snat is rejected with %s, want %s", code, core.CodeDecideClientAddress)
+	}
+	if after.Remedy != before.Remedy || after.Costs == nil || after.Costs.ClientIP != core.ClientIPKept || !strings.Contains(after.Why, "client address") {
+		t.Errorf("decision %s (costs %+v, why %q), want %s keeping the client address and saying why", after.Remedy, after.Costs, after.Why, before.Remedy)
+	}
+}
+
+// mergedExample is examples/gateway with Envoy Gateway's mergeGateways on: the class's
+// EnvoyProxy sets it, and the generated Service carries the class's label instead of the
+// Gateway's (internal/gatewayapi/translator.go buildIR, v1.9.0). withService false leaves the
+// Service out.
+func mergedExample(t *testing.T, withService bool) (core.ClusterProfile, []runtime.Object) {
+	t.Helper()
+	profile, objs := readExample(t)
+	var out []runtime.Object
+	for _, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Name == "envoy-shop-web-97375646" {
+			if !withService {
+				continue
+			}
+			svc = svc.DeepCopy()
+			delete(svc.Labels, "gateway.envoyproxy.io/owning-gateway-name")
+			delete(svc.Labels, "gateway.envoyproxy.io/owning-gateway-namespace")
+			svc.Labels["gateway.envoyproxy.io/owning-gatewayclass"] = "eg"
+			o = svc
+		}
+		if u, ok := o.(interface{ GetName() string }); ok && u.GetName() == "eg" {
+			continue
+		}
+		out = append(out, o)
+	}
+	out = append(out, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: merged, namespace: envoy-gateway-system}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: merged, namespace: envoy-gateway-system}
+spec:
+  mergeGateways: true`)...)
+	return profile, out
+}
+
+// TestMergedGateways: with mergeGateways one Service labelled with the GatewayClass serves
+// every Gateway of the class. It is attributed to them (not judged as an anonymous Service),
+// each Gateway's verdict is that Service's, and the fix goes on the class's EnvoyProxy: Envoy
+// Gateway takes the merged Service's metadata from one Gateway only, so a Gateway's
+// spec.infrastructure would not hold.
+func TestMergedGateways(t *testing.T) {
+	profile, objs := mergedExample(t, true)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := tencent.NewDialect(nil)
+	d := gateway.NewDialect(plain, nil)
+	svc := find(t, objs, "Service", "envoy-gateway-system", "envoy-shop-web-97375646")
+	for _, name := range []string{"web", "api"} {
+		got := evaluate(t, d, find(t, objs, "Gateway", "shop", name), c, profile.Policy)
+		if r := got.Exposure.Reasons[0]; r.Code != gateway.CodeGeneratedService || !strings.Contains(r.Message, "owning-gatewayclass") {
+			t.Errorf("shop/%s: first reason %+v, want %s naming the class label", name, r, gateway.CodeGeneratedService)
+		}
+		if !hasCode(got.Exposure.Notes, gateway.CodeMergedGateways) {
+			t.Errorf("shop/%s: notes %v lack %s", name, codes(got.Exposure.Notes), gateway.CodeMergedGateways)
+		}
+		if hasCode(got.Exposure.Reasons, gateway.CodeAssumedService) {
+			t.Errorf("shop/%s judged from its spec although the merged Service is among the inputs", name)
+		}
+	}
+	web := evaluate(t, d, find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+	alone := evaluate(t, plain, svc, c, profile.Policy)
+	if web.Assessment.Risk != alone.Assessment.Risk || web.Assessment.WorstCase != alone.Assessment.WorstCase || web.Decision.Remedy != alone.Decision.Remedy {
+		t.Errorf("Gateway verdict %s/%v/%s, the merged Service's %s/%v/%s", web.Assessment.Risk, web.Assessment.WorstCase, web.Decision.Remedy,
+			alone.Assessment.Risk, alone.Assessment.WorstCase, alone.Decision.Remedy)
+	}
+	_, err = d.Translate(svc, c)
+	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "shop/api, shop/web") {
+		t.Errorf("the merged Service: err = %v, want not exposed, naming the class's Gateways", err)
+	}
+
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	// The Gateway, and the Service planned alone (no Gateway among the inputs): never written
+	// directly.
+	var noGateways []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			noGateways = append(noGateways, o)
+		}
+	}
+	alone2, err := core.NewCluster(profile, noGateways...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for obj, cl := range map[runtime.Object]*core.Cluster{find(t, objs, "Gateway", "shop", "web"): c, svc: alone2} {
+		p, err := rec.Plan(context.Background(), obj, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) != 1 || p.Changes[0].Object.Kind != "EnvoyProxy" || p.Changes[0].Object.Name != "merged" {
+			t.Fatalf("plan for %v: changes %v, want one on EnvoyProxy envoy-gateway-system/merged", p.Object, p.Changes)
+		}
+		// The example's EnvoyProxy has no spec.provider, whose type the CRD requires.
+		var edits []string
+		for _, e := range p.Changes[0].Edits {
+			edits = append(edits, e.String()+"="+fmt.Sprint(e.Value))
+		}
+		if want := []string{"spec.provider.type=Kubernetes", "spec.provider.kubernetes.envoyService.annotations.service.cloud.tencent.com/prevent-loopback=true"}; !cmp.Equal(edits, want) {
+			t.Errorf("edits %v, want %v", edits, want)
+		}
+	}
+
+	// Gateways only: the Service is judged as Envoy Gateway would generate it for the class.
+	profile, objs = mergedExample(t, false)
+	c, err = core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := evaluate(t, d, find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
+	if !hasCode(got.Exposure.Notes, gateway.CodeMergedGateways) {
+		t.Errorf("notes %v lack %s", codes(got.Exposure.Notes), gateway.CodeMergedGateways)
+	}
+	for _, n := range got.Exposure.Notes {
+		if n.Code == gateway.CodeMergedGateways && !strings.Contains(n.Message, gateway.HashedName("eg")) {
+			t.Errorf("note %q does not name the class's Service %s", n.Message, gateway.HashedName("eg"))
+		}
+	}
+}
+
+// TestIstioParametersConfigMap: Istio applies the "service" overlay of the ConfigMap a
+// Gateway's spec.infrastructure.parametersRef names after rendering the Service from the
+// Gateway, so what it sets shapes the Service judged from the spec, a key it sets cannot be
+// fixed on the Gateway (it becomes a change for the user on the ConfigMap), and the Pods'
+// proxy.istio.io/config from its "deployment" overlay configures the proxy.
+func TestIstioParametersConfigMap(t *testing.T) {
+	profile, objs := readExample(t)
+	var kept []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			kept = append(kept, o)
+		}
+	}
+	kept = append(kept, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mesh, namespace: shop}
+spec:
+  gatewayClassName: istio
+  infrastructure:
+    annotations: {service.kubernetes.io/qcloud-loadbalancer-internal-subnetid: subnet-3f9a2c1d}
+    parametersRef: {group: "", kind: ConfigMap, name: mesh-options}
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mesh-options, namespace: shop}
+data:
+  service: |
+    metadata:
+      annotations:
+        service.cloud.tencent.com/prevent-loopback: "false"
+    spec:
+      externalTrafficPolicy: Local
+  deployment: |
+    spec:
+      template:
+        metadata:
+          annotations:
+            proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":1}}'`)...)
+	c, err := core.NewCluster(profile, kept...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwObj := find(t, kept, "Gateway", "shop", "mesh")
+	res := evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), nil), gwObj, c, profile.Policy)
+	if res.Exposure.Binding != core.NodePortLocal {
+		t.Errorf("binding %s, want the overlay's externalTrafficPolicy Local", res.Exposure.Binding)
+	}
+	if res.Exposure.Needs.ClientAddress != core.Yes {
+		t.Errorf("Needs.ClientAddress = %v, want yes from the deployment overlay's proxy.istio.io/config; reasons %v", res.Exposure.Needs.ClientAddress, codes(res.Exposure.Reasons))
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gwObj, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onConfigMap bool
+	for _, ch := range p.Changes {
+		if ch.Object != nil && ch.Object.Kind == "Gateway" && strings.Contains(ch.Field, "prevent-loopback") {
+			t.Errorf("prevent-loopback planned on the Gateway, where Istio's overlay would override it: %+v", ch)
+		}
+		if ch.By == core.WriterUser && strings.Contains(ch.Reason.Message, "ConfigMap shop/mesh-options's service overlay") {
+			onConfigMap = true
+		}
+	}
+	if !onConfigMap {
+		t.Errorf("decision %s; changes %+v: want a change for the user naming ConfigMap shop/mesh-options", res.Decision.Remedy, p.Changes)
+	}
+}
+
+// TestCiliumGatewayClassConfig: the class's CiliumGatewayClassConfig spec.service sets the
+// generated Service's type and externalTrafficPolicy (Cilium operator/pkg/model/ingestion
+// toServiceModel): a Gateway judged from its spec follows it.
+func TestCiliumGatewayClassConfig(t *testing.T) {
+	cfg := func(service string) string {
+		return class("io.cilium/gateway-controller", "{group: cilium.io, kind: CiliumGatewayClassConfig, name: cfg, namespace: kube-system}") + gw("", "") + `
+---
+apiVersion: cilium.io/v2alpha1
+kind: CiliumGatewayClassConfig
+metadata: {name: cfg, namespace: kube-system}
+spec:
+  service: ` + service
+	}
+	objs := decode(t, strings.ReplaceAll(cfg("{externalTrafficPolicy: Local}"), "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
+	res := evaluate(t, d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+	if res.Exposure.Binding != core.NodePortLocal {
+		t.Errorf("binding %s, want Local from the CiliumGatewayClassConfig", res.Exposure.Binding)
+	}
+	objs = decode(t, strings.ReplaceAll(cfg("{type: NodePort}"), "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+	c, err = core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Translate(find(t, objs, "Gateway", "edge", "web"), c); !core.IsNotExposed(err) {
+		t.Errorf("a NodePort Service from the class's config: err = %v, want not a load-balancer exposure", err)
+	}
+}
+
+// TestForGatewaysOfKeepsTheMergedService: scan -n shop reads Envoy Gateway's namespace for
+// shop's Gateways; the merged Service of their class is theirs (labelled with the class), a
+// merged Service of another class and another namespace's Gateway's Service are not.
+func TestForGatewaysOfKeepsTheMergedService(t *testing.T) {
+	shop := decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}]`)
+	egNS := decode(t, `apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-eg-d8c59e83
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gatewayclass: eg}
+spec: {type: LoadBalancer}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-other-1234abcd
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gatewayclass: other}
+spec: {type: LoadBalancer}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-team-web-0badc0de
+  namespace: envoy-gateway-system
+  labels: {gateway.envoyproxy.io/owning-gateway-name: web, gateway.envoyproxy.io/owning-gateway-namespace: team}
+spec: {type: LoadBalancer}`)
+	var got []string
+	for _, o := range gateway.ForGatewaysOf(egNS, "envoy-gateway-system", "shop", shop) {
+		got = append(got, o.(*corev1.Service).Name)
+	}
+	if want := []string{"envoy-eg-d8c59e83"}; !cmp.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	if kept := gateway.ForGateways(egNS, "envoy-gateway-system", "shop"); len(kept) != 0 {
+		t.Errorf("ForGateways, which does not know shop's Gateways, kept %d objects", len(kept))
 	}
 }

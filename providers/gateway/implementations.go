@@ -150,6 +150,19 @@ func OwnerOf(svc *corev1.Service) (Owner, bool) {
 	return Owner{}, false
 }
 
+// MergedClassOf reports whether svc is the one Service Envoy Gateway generates for every
+// Gateway of a GatewayClass whose EnvoyProxy sets spec.mergeGateways, and names that class:
+// such a Service carries the label gateway.envoyproxy.io/owning-gatewayclass instead of the
+// owning-gateway labels (internal/gatewayapi/translator.go, buildIR, GatewayClassOwnerLabel,
+// v1.9.0).
+func MergedClassOf(svc *corev1.Service) (string, bool) {
+	class := svc.Labels[labelEGOwningClass]
+	if class == "" || svc.Labels[labelEGOwningName] != "" {
+		return "", false
+	}
+	return class, true
+}
+
 // implementationByLabels tells Istio and kgateway apart among the implementations that mark
 // their Service with an ownerReference or the standard label.
 func implementationByLabels(l map[string]string, gateway string) Implementation {
@@ -243,10 +256,28 @@ func Namespaces(objs []runtime.Object, opts *Options) []string {
 // The namespace's other Services, Pods and cluster-wide objects are left out: a host asked
 // about one namespace reports that namespace's exposures only, and has the rest already.
 func ForGateways(objs []runtime.Object, namespace, gatewayNS string) []runtime.Object {
+	return ForGatewaysOf(objs, namespace, gatewayNS, nil)
+}
+
+// ForGatewaysOf is ForGateways for a host that has read namespace gatewayNS already (read): it
+// also keeps Envoy Gateway's merged Service of a GatewayClass one of gatewayNS's Gateways uses
+// (labelled with the class, not with a Gateway; MergedClassOf), which serves those Gateways too.
+func ForGatewaysOf(objs []runtime.Object, namespace, gatewayNS string, read []runtime.Object) []runtime.Object {
+	classes := map[string]bool{}
+	for _, o := range read {
+		if u, ok := o.(*unstructured.Unstructured); ok && IsGateway(u) && u.GetNamespace() == gatewayNS {
+			if class, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); class != "" {
+				classes[class] = true
+			}
+		}
+	}
 	services := map[string]bool{}
 	for _, o := range objs {
 		if svc, ok := o.(*corev1.Service); ok && svc.Namespace == namespace {
 			if owner, ok := OwnerOf(svc); ok && owner.Namespace == gatewayNS {
+				services[svc.Name] = true
+			}
+			if class, ok := MergedClassOf(svc); ok && classes[class] {
 				services[svc.Name] = true
 			}
 		}

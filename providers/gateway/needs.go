@@ -44,27 +44,9 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 	if c == nil {
 		return need{}, false
 	}
-	gw := v.gw
 	switch v.impl {
 	case EnvoyGateway, ImplementationUnknown:
-		// api/v1alpha1/clienttrafficpolicy_types.go: spec.proxyProtocol (optional: accept
-		// connections without the header too) supersedes the deprecated
-		// spec.enableProxyProtocol; a policy targets Gateways by targetRefs (or the older
-		// singular targetRef) in the Gateway's namespace.
-		for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-			if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
-				continue
-			}
-			if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {
-				if opt, _, _ := unstructured.NestedBool(pp, "optional"); opt {
-					return need{fact: core.Unknown, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.proxyProtocol.optional: true: Envoy accepts connections with and without the header.", p.GetNamespace(), p.GetName())}, true
-				}
-				return need{fact: core.Yes, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.proxyProtocol: Envoy Gateway's listeners require the header.", p.GetNamespace(), p.GetName())}, true
-			}
-			if on, ok, _ := unstructured.NestedBool(p.Object, "spec", "enableProxyProtocol"); ok && on {
-				return need{fact: core.Yes, msg: fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.enableProxyProtocol: true: Envoy Gateway's listeners require the header.", p.GetNamespace(), p.GetName())}, true
-			}
-		}
+		return envoyGatewayNeeds(v, c)
 	case NGINXGatewayFabric:
 		// apis/v1alpha2/nginxproxy_types.go: rewriteClientIP.mode ProxyProtocol "Sets the
 		// proxy_protocol parameter on the listen directive of all servers"; the Gateway's
@@ -87,7 +69,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		// proxy.istio.io/config annotation (on the Gateway, or copied from
 		// spec.infrastructure.annotations); gatewayTopology.proxyProtocol makes the gateway
 		// expect the header (istio.io docs, ops/configuration/traffic-management/network-topologies).
-		for _, src := range []map[string]string{gw.Annotations, infraAnnotations(v)} {
+		for _, src := range istioProxyConfigSources(v) {
 			if cfg, ok := src[istioProxyConfigAnn]; ok {
 				var m map[string]any
 				if yaml.Unmarshal([]byte(cfg), &m) == nil {
@@ -144,12 +126,24 @@ func targets(p *unstructured.Unstructured, name string) bool {
 
 // envoyProxyOf is the EnvoyProxy that configures the Gateway's proxy: the Gateway's
 // spec.infrastructure.parametersRef (same namespace) overrides the GatewayClass's
-// spec.parametersRef (which names a namespace).
+// spec.parametersRef (which names a namespace), unless the class's sets mergeGateways, which
+// makes Envoy Gateway ignore the Gateway's (internal/gatewayapi/contexts.go,
+// attachEnvoyProxy, v1.9.0).
 func envoyProxyOf(gw *gwv1.Gateway, class *unstructured.Unstructured, c *core.Cluster) *unstructured.Unstructured {
+	if cls := parameters(&gwv1.Gateway{}, class, c, envoyGatewayGroup, kindEnvoyProxy); len(cls) > 0 && mergeGatewaysOn(cls[0]) {
+		return cls[0]
+	}
 	if ps := parameters(gw, class, c, envoyGatewayGroup, kindEnvoyProxy); len(ps) > 0 {
 		return ps[0]
 	}
 	return nil
+}
+
+// mergeGatewaysOn reports whether an EnvoyProxy sets spec.mergeGateways: true: one proxy and
+// one Service for every Gateway of the class (api/v1alpha1/envoyproxy_types.go).
+func mergeGatewaysOn(ep *unstructured.Unstructured) bool {
+	on, _, _ := unstructured.NestedBool(ep.Object, "spec", "mergeGateways")
+	return on
 }
 
 // nginxProxies are the NginxProxy objects for the Gateway, the Gateway's own first.

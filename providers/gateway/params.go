@@ -45,6 +45,14 @@ func (v *view) readParams(c *core.Cluster) {
 		if v.nginxProxies == nil {
 			v.nginxProxies = nginxProxies(v, c)
 		}
+	case Istio:
+		if v.istio == nil {
+			v.istio = istioParametersOf(v, c)
+		}
+	case Cilium:
+		if v.cilium == nil {
+			v.cilium = ciliumServiceOf(v, c)
+		}
 	}
 }
 
@@ -189,7 +197,7 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 			if !ok {
 				continue
 			}
-			port, _, _ := unstructured.NestedInt64(m, "port")
+			port, _ := intOf(m["port"])
 			_, on, _ := unstructured.NestedFieldNoCopy(m, "listener", "proxyProtocol")
 			perPort[port] = on
 		}
@@ -257,16 +265,29 @@ type override struct {
 	// userOwned: the value sits where loopguard cannot write it as a field of its own (a
 	// patch in a list): the change is the user's, on key's object.
 	userOwned bool
+	// also are edits the object needs for path to be valid there.
+	also []core.Edit
 }
 
 func overrideOf(v *view, meta, key string) (override, bool) {
 	switch {
 	case v.envoyProxy != nil:
-		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set {
+		// Merged Gateways share one Service whose metadata Envoy Gateway takes from whichever
+		// Gateway it builds last (internal/gatewayapi/translator.go, InitIRs stores each
+		// Gateway's infrastructure under the class's one key): only the class's EnvoyProxy
+		// sets it for all of them.
+		if _, set := stringMap(envoyServiceOf(v.envoyProxy), meta)[key]; set || v.merged {
 			ep := v.envoyProxy
-			return override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
+			o := override{key: core.ObjectKey{APIVersion: ep.GetAPIVersion(), Kind: kindEnvoyProxy, Namespace: ep.GetNamespace(), Name: ep.GetName()},
 				path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "kubernetes"}, {Field: "envoyService"}, {Field: meta}, {Field: key}},
-				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}, true
+				from: "metadata.", to: "spec.provider.kubernetes.envoyService."}
+			if t, _, _ := unstructured.NestedString(ep.Object, "spec", "provider", "type"); t == "" {
+				// An EnvoyProxy with only mergeGateways (Envoy Gateway's own example) has no
+				// spec.provider, whose type the CRD requires (api/v1alpha1/envoyproxy_types.go,
+				// EnvoyProxyProvider): "Kubernetes" is the provider that renders the Service.
+				o.also = []core.Edit{{Path: []core.PathElem{{Field: "spec"}, {Field: "provider"}, {Field: "type"}}, Value: "Kubernetes"}}
+			}
+			return o, true
 		}
 	case v.impl == NGINXGatewayFabric && meta == "annotations":
 		for _, np := range v.nginxProxies {
@@ -274,6 +295,12 @@ func overrideOf(v *view, meta, key string) (override, bool) {
 				// A patch entry is not a field loopguard can own: the user changes it.
 				return override{userOwned: true, key: core.ObjectKey{APIVersion: np.GetAPIVersion(), Kind: kindNginxProxy, Namespace: np.GetNamespace(), Name: np.GetName()}}, true
 			}
+		}
+	case v.istio != nil:
+		if _, set := v.istio.serviceMeta(meta)[key]; set {
+			// The overlay is YAML inside the ConfigMap's data: not a field loopguard can own.
+			cm := v.istio.cm
+			return override{userOwned: true, key: core.ObjectKey{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}}, true
 		}
 	case v.contourDeployment != nil && meta == "annotations":
 		if _, set := stringMap(contourPublishing(v.contourDeployment), "serviceAnnotations")[key]; set {

@@ -8,6 +8,7 @@ const (
 	srcInfra       = "docs/gateway.md#fixes-go-where-the-implementation-copies-them (Gateway API GEP-1867 spec.infrastructure; Envoy Gateway internal/infrastructure/kubernetes/proxy/resource_provider.go)"
 	srcPublished   = "docs/gateway.md#which-service-is-a-gateways (Traefik pkg/provider/kubernetes/gateway/kubernetes.go StatusAddress, entryPointName; docs/sources.md#gateway-api)"
 	srcProxy       = "docs/gateway.md#what-the-proxy-expects (each implementation's PROXY protocol setting, docs/sources.md#gateway-api)"
+	srcClientIP    = "docs/gateway.md#client-address (each implementation's client-IP setting, docs/sources.md#gateway-api)"
 )
 
 // The codes of the Gateway layer's rules.
@@ -23,6 +24,9 @@ const (
 	CodeListeners          core.Code = "gateway-listeners"
 	CodeProxyNotSent       core.Code = "gateway-proxy-protocol-not-sent"
 	CodeProxyNotExpected   core.Code = "gateway-proxy-protocol-not-expected"
+	CodeClientAddress      core.Code = "gateway-client-address"
+	CodeClientHeader       core.Code = "gateway-client-ip-header-required"
+	CodeMergedGateways     core.Code = "gateway-merged-gateways"
 )
 
 var (
@@ -56,6 +60,15 @@ var (
 	ruleProxyNotExpected = core.Rule{Code: CodeProxyNotExpected,
 		Summary: "The load balancer sends a PROXY protocol header, but the implementation's whole setting, as loopguard read it, has its proxy read none: it takes the header for the start of the request, so connections through the load balancer fail until the implementation is told to expect it.",
 		Source:  srcProxy}
+	ruleClientAddress = core.Rule{Code: CodeClientAddress,
+		Summary: "The implementation is told where to find the client's address (the connection's source, X-Forwarded-For from trusted hops, a header): its proxies use it, so a remedy that replaces it (LB source NAT without a PROXY header) costs them, and the remedies that keep it rank first unless the policy states a preference.",
+		Source:  srcClientIP}
+	ruleClientHeaderRequired = core.Rule{Code: CodeClientHeader,
+		Summary: "The implementation refuses a request without the header it reads the client address from (403 Forbidden): an in-cluster client that does not send it fails whichever path it takes.",
+		Source:  srcClientIP}
+	ruleMergedGateways = core.Rule{Code: CodeMergedGateways,
+		Summary: "Envoy Gateway merges the GatewayClass's Gateways (EnvoyProxy mergeGateways): one proxy and one LoadBalancer Service serve them all, so they share the verdict and the fix, which goes on the class's EnvoyProxy (the Service's metadata comes from only one of the Gateways).",
+		Source:  srcAttribution}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
@@ -64,5 +77,5 @@ var (
 // Rules lists the Gateway layer's rules (for docs/reasons.md).
 func Rules() []core.Rule {
 	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected}
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected, ruleClientAddress, ruleClientHeaderRequired, ruleMergedGateways}
 }

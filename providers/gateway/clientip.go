@@ -1,0 +1,303 @@
+package gateway
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// listenerPolicy is the ClientTrafficPolicy Envoy Gateway applies to one listener, nil when
+// none does.
+type listenerPolicy struct {
+	listener gwv1.Listener
+	policy   *unstructured.Unstructured
+}
+
+// clientTrafficPolicies resolves, listener by listener, the ClientTrafficPolicy Envoy Gateway
+// applies (internal/gatewayapi/clienttrafficpolicy.go, v1.9.0): policies are taken in order of
+// creation, then namespace/name (internal/gatewayapi/resource/resource.go); a listener gets the
+// first whose targetRefs name the Gateway with that listener as sectionName, and only a
+// listener no such policy claimed gets the first that targets the whole Gateway (targetRefs
+// without a sectionName, or targetSelectors); a later policy for the same scope is Conflicted.
+func clientTrafficPolicies(gw *gwv1.Gateway, c *core.Cluster) []listenerPolicy {
+	var ps []*unstructured.Unstructured
+	for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
+		if p.GetNamespace() == gw.Namespace {
+			ps = append(ps, p)
+		}
+	}
+	sort.SliceStable(ps, func(i, j int) bool {
+		ti, tj := ps[i].GetCreationTimestamp(), ps[j].GetCreationTimestamp()
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return ps[i].GetName() < ps[j].GetName()
+	})
+	section := map[string]*unstructured.Unstructured{}
+	var whole *unstructured.Unstructured
+	for _, p := range ps {
+		all, sections := targetRefsTo(p, gw.Name)
+		for _, s := range sections {
+			if section[s] == nil {
+				section[s] = p
+			}
+		}
+		if whole == nil && (all || selects(p, gw.Labels)) {
+			whole = p
+		}
+	}
+	out := make([]listenerPolicy, len(gw.Spec.Listeners))
+	for i, l := range gw.Spec.Listeners {
+		out[i] = listenerPolicy{listener: l, policy: whole}
+		if p := section[string(l.Name)]; p != nil {
+			out[i].policy = p
+		}
+	}
+	return out
+}
+
+// targetRefsTo reads a policy's targetRefs (and the older singular targetRef) for the Gateway:
+// whether one names it without a sectionName, and the listeners named as sectionName.
+func targetRefsTo(p *unstructured.Unstructured, name string) (whole bool, sections []string) {
+	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+	if one, ok, _ := unstructured.NestedMap(p.Object, "spec", "targetRef"); ok {
+		refs = append(refs, one)
+	}
+	for _, r := range refs {
+		m, ok := r.(map[string]any)
+		if !ok || m["kind"] != "Gateway" || m["name"] != name || (m["group"] != Group && m["group"] != nil) {
+			continue
+		}
+		if s, ok := m["sectionName"].(string); ok && s != "" {
+			sections = append(sections, s)
+		} else {
+			whole = true
+		}
+	}
+	return whole, sections
+}
+
+// onListeners renders listeners as "https (port 443)" for the report.
+func onListeners(ls []gwv1.Listener) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("%s (port %d)", l.Name, l.Port)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// policyGroup is one ClientTrafficPolicy and the listeners it configures.
+type policyGroup struct {
+	policy    *unstructured.Unstructured
+	listeners []gwv1.Listener
+}
+
+// byPolicy groups listeners by the policy a predicate picks, in the listeners' order.
+func byPolicy(lps []listenerPolicy, pick func(*unstructured.Unstructured) bool) []policyGroup {
+	var out []policyGroup
+	for _, lp := range lps {
+		if lp.policy == nil || !pick(lp.policy) {
+			continue
+		}
+		found := false
+		for i := range out {
+			if out[i].policy == lp.policy {
+				out[i].listeners = append(out[i].listeners, lp.listener)
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, policyGroup{policy: lp.policy, listeners: []gwv1.Listener{lp.listener}})
+		}
+	}
+	return out
+}
+
+func describe(groups []policyGroup, what string) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = fmt.Sprintf("ClientTrafficPolicy %s/%s sets %s for listener %s", g.policy.GetNamespace(), g.policy.GetName(), what, onListeners(g.listeners))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// envoyGatewayNeeds reads the PROXY protocol of the ClientTrafficPolicies that configure the
+// Gateway's listeners (api/v1alpha1/clienttrafficpolicy_types.go: spec.proxyProtocol, where
+// optional: true also accepts connections without the header, supersedes the deprecated
+// spec.enableProxyProtocol). A listener that requires the header makes the Gateway's backends
+// need it; the report names the listeners.
+func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool) {
+	lps := clientTrafficPolicies(v.gw, c)
+	required := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Yes })
+	if len(required) > 0 {
+		return need{fact: core.Yes, msg: describe(required, "spec.proxyProtocol (or enableProxyProtocol: true)") + ": Envoy Gateway's listeners there require the header."}, true
+	}
+	optional := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Unknown })
+	if len(optional) > 0 {
+		return need{fact: core.Unknown, msg: describe(optional, "spec.proxyProtocol.optional: true") + ": Envoy accepts connections with and without the header there."}, true
+	}
+	return need{}, false
+}
+
+// egProxyProtocol is Yes when the policy requires the PROXY header, Unknown when it accepts it
+// optionally, No when it says nothing of it.
+func egProxyProtocol(p *unstructured.Unstructured) core.Fact {
+	if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {
+		if opt, _, _ := unstructured.NestedBool(pp, "optional"); opt {
+			return core.Unknown
+		}
+		return core.Yes
+	}
+	if on, ok, _ := unstructured.NestedBool(p.Object, "spec", "enableProxyProtocol"); ok && on {
+		return core.Yes
+	}
+	return core.No
+}
+
+// clientAddress is what an implementation's client-IP setting says: the proxy uses the client's
+// address (why: the setting, for the report), and notes that change no verdict.
+type clientAddress struct {
+	why   string
+	notes []core.Reason
+}
+
+// clientAddressOf reads the implementation's client-IP settings: a proxy told where the
+// client's address is uses it, so a remedy that replaces it (LB source NAT without a PROXY
+// header) costs the backends (core's LBDependence.ClientAddress). ok is false when nothing
+// loopguard reads configures it.
+func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
+	if c == nil {
+		return clientAddress{}, false
+	}
+	switch v.impl {
+	case EnvoyGateway, ImplementationUnknown:
+		return envoyGatewayClientAddress(v, c)
+	case NGINXGatewayFabric:
+		// apis/v1alpha2/nginxproxy_types.go (v2.6.7) RewriteClientIP: mode XForwardedFor sets
+		// real_ip_header X-Forwarded-For and trustedAddresses set_real_ip_from ("If no
+		// addresses are provided, NGINX will not rewrite the client IP information"). Mode
+		// ProxyProtocol is the PROXY header need (proxyNeeds).
+		for _, np := range nginxProxies(v, c) {
+			mode, _, _ := unstructured.NestedString(np.Object, "spec", "rewriteClientIP", "mode")
+			trusted, _, _ := unstructured.NestedSlice(np.Object, "spec", "rewriteClientIP", "trustedAddresses")
+			if mode == "XForwardedFor" && len(trusted) > 0 {
+				return clientAddress{why: fmt.Sprintf("NginxProxy %s/%s sets spec.rewriteClientIP.mode: XForwardedFor with %d trusted address(es): NGINX takes the client address from X-Forwarded-For of connections from those addresses, else the connection's source.",
+					np.GetNamespace(), np.GetName(), len(trusted))}, true
+			}
+			if mode != "" {
+				break // the first NginxProxy that sets a mode is the one in effect
+			}
+		}
+	case KGateway:
+		// api/v1alpha1/kgateway/listener_policy_types.go: ListenerConfig.httpSettings
+		// xffNumTrustedHops, "the number of additional ingress proxy hops from the right side
+		// of the X-Forwarded-For HTTP header to trust when determining the origin client's IP
+		// address", in spec.default or a spec.perPort entry (which replaces the default for
+		// its port). Its targetRefs are LocalPolicyTargetReferences: no sectionName.
+		for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
+			if p.GetNamespace() != v.gw.Namespace || (!targets(p, v.gw.Name) && !selects(p, v.gw.Labels)) {
+				continue
+			}
+			def, _, _ := unstructured.NestedMap(p.Object, "spec", "default")
+			perPort := map[int64]map[string]any{}
+			list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
+			for _, item := range list {
+				if m, ok := item.(map[string]any); ok {
+					if port, ok := intOf(m["port"]); ok {
+						perPort[port], _, _ = unstructured.NestedMap(m, "listener")
+					}
+				}
+			}
+			var on []gwv1.Listener
+			var hops any
+			for _, l := range v.gw.Spec.Listeners {
+				cfg, ok := perPort[int64(l.Port)]
+				if !ok {
+					cfg = def
+				}
+				if n, ok, _ := unstructured.NestedFieldNoCopy(cfg, "httpSettings", "xffNumTrustedHops"); ok && fmt.Sprint(n) != "0" {
+					on, hops = append(on, l), n
+				}
+			}
+			if len(on) > 0 {
+				return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets httpSettings.xffNumTrustedHops (%v) for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by that many proxies in front.", p.GetNamespace(), p.GetName(), hops, onListeners(on))}, true
+			}
+		}
+	case Istio:
+		// The gateway's ProxyConfig from proxy.istio.io/config: gatewayTopology.numTrustedProxies
+		// is the number of trusted proxies in front whose X-Forwarded-For the gateway reads
+		// (pilot/pkg/networking/core/gateway.go sets the connection manager's
+		// xff_num_trusted_hops from it).
+		for _, src := range istioProxyConfigSources(v) {
+			cfg, ok := src[istioProxyConfigAnn]
+			if !ok {
+				continue
+			}
+			var m map[string]any
+			if yaml.Unmarshal([]byte(cfg), &m) != nil {
+				continue
+			}
+			if n, ok, _ := unstructured.NestedFieldNoCopy(m, "gatewayTopology", "numTrustedProxies"); ok && fmt.Sprint(n) != "0" {
+				return clientAddress{why: fmt.Sprintf("The %s annotation sets gatewayTopology.numTrustedProxies: %v: the Istio gateway takes the client address from X-Forwarded-For set by that many proxies in front.", istioProxyConfigAnn, n)}, true
+			}
+		}
+	}
+	return clientAddress{}, false
+}
+
+// envoyGatewayClientAddress reads spec.clientIPDetection of the ClientTrafficPolicies that
+// configure the Gateway's listeners (api/v1alpha1/clienttrafficpolicy_types.go, v1.9.0:
+// exactly one of xForwardedFor (numTrustedHops or trustedCIDRs), customHeader (name,
+// failClosed) or directSourceIP). customHeader with failClosed: true answers a request without
+// the header 403 Forbidden: an in-cluster client that does not send it fails on every path,
+// which is a note, not a loop.
+func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool) {
+	lps := clientTrafficPolicies(v.gw, c)
+	groups := byPolicy(lps, func(p *unstructured.Unstructured) bool {
+		m, ok, _ := unstructured.NestedMap(p.Object, "spec", "clientIPDetection")
+		return ok && len(m) > 0
+	})
+	if len(groups) == 0 {
+		return clientAddress{}, false
+	}
+	var out clientAddress
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		det, _, _ := unstructured.NestedMap(g.policy.Object, "spec", "clientIPDetection")
+		from := "the connection's source (directSourceIP)"
+		switch {
+		case det["xForwardedFor"] != nil:
+			from = "X-Forwarded-For set by trusted hops in front (xForwardedFor)"
+		case det["customHeader"] != nil:
+			name, _, _ := unstructured.NestedString(det, "customHeader", "name")
+			from = fmt.Sprintf("the %s header (customHeader)", name)
+			if fc, _, _ := unstructured.NestedBool(det, "customHeader", "failClosed"); fc {
+				out.notes = append(out.notes, ruleClientHeaderRequired.Because(fmt.Sprintf("ClientTrafficPolicy %s/%s sets clientIPDetection.customHeader.failClosed: true for listener %s: Envoy answers a request without a valid %s header with 403 Forbidden, so an in-cluster client that does not send it fails on every path.",
+					g.policy.GetNamespace(), g.policy.GetName(), onListeners(g.listeners), name)))
+			}
+		}
+		parts[i] = fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.clientIPDetection for listener %s: Envoy takes the client address from %s", g.policy.GetNamespace(), g.policy.GetName(), onListeners(g.listeners), from)
+	}
+	out.why = strings.Join(parts, "; ") + "."
+	return out, true
+}
+
+// intOf reads a number of an unstructured object: int64 from the API server and the manifest
+// reader, float64 from a plain JSON or YAML decode.
+func intOf(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), n == float64(int64(n))
+	}
+	return 0, false
+}
