@@ -34,9 +34,12 @@ type kubeProxy struct {
 
 // kubeProxyConfig is a KubeProxyConfiguration that writes no host sysctl: conntrack limits
 // and timeouts left alone (0), no OOM score, health and metrics on the namespace's own
-// loopback, and a 10 ms minimum sync period so a status change shows within tens of
-// milliseconds (0 would mean the 1 s default). The only sysctl kube-proxy then writes is the
-// node namespace's own route_localnet. Only the section of the mode in use is written, so
+// loopback. The minimum sync period stays at kube-proxy's default, 1 s: every kube-proxy of
+// every lab watches the Services of all labs on the shared API server, so a shorter one makes
+// each of them resync (tens of iptables and ip6tables runs) on every other lab's change; that
+// was most of the dataplane tests' CPU time with 10 ms. A change after an idle second still
+// syncs at once (pkg/proxy/runner/bounded_frequency_runner.go waits minSyncPeriod only after
+// a run). The only sysctl kube-proxy then writes is the node namespace's own route_localnet. Only the section of the mode in use is written, so
 // releases that predate the nftables mode accept the file.
 func kubeProxyConfig(kubeconfig, node string, mode Mode) string {
 	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -55,7 +58,7 @@ conntrack:
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
 %s:
-  minSyncPeriod: 10ms
+  minSyncPeriod: 1s
   syncPeriod: 30s
 `, kubeconfig, node, mode, netlab.ClusterCIDR, mode)
 }
@@ -174,6 +177,7 @@ func (k *kubeProxy) waitRules(ctx context.Context, r ServiceRules, timeout time.
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	why, rules := "no ruleset read yet", ""
+	poll := 20 * time.Millisecond
 	for {
 		var err error
 		rules, err = k.ruleset(ctx)
@@ -192,7 +196,11 @@ func (k *kubeProxy) waitRules(ctx context.Context, r ServiceRules, timeout time.
 		case <-ctx.Done():
 			return fmt.Errorf("kube-proxy on %s: rules not ready after %v: %s\n--- kube-proxy log ---\n%s\n--- rules ---\n%s",
 				k.node, timeout, why, k.logs.String(), rules)
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(poll):
 		}
+		// Back off: each read is an iptables-save or nft run in the node's namespace, and dozens
+		// of labs wait at once on two cores; reading every 20 ms until the end starved the
+		// kube-proxies being waited for.
+		poll = min(2*poll, 320*time.Millisecond)
 	}
 }
