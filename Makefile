@@ -12,6 +12,12 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 # module needs cgo. make race sets CGO_ENABLED=1 for itself.
 export CGO_ENABLED ?= 0
 
+# -trimpath: no build records the checkout's folder, so a fresh clone anywhere on the machine
+# (CI's way) reuses the Go build cache for loopguard's own packages and go test's cache for
+# packages whose code and inputs did not change ("(cached)" in the output; make test counts
+# them). The binaries hack/ builds use it too, for the same compiled packages.
+export GOFLAGS := -trimpath $(GOFLAGS)
+
 # The root go.mod requires the floor of the Kubernetes support window (1.35), so a host that
 # adds loopguard keeps its k8s.io/* versions; loopguard's own builds and tests run on the
 # newest release through hack/newest's workspace (its go.mod has the versions).

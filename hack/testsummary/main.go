@@ -43,7 +43,7 @@ func summarize(in io.Reader, out io.Writer) int {
 	failed := false
 	outputs := map[key][]string{}
 	reasons := map[string]int{}
-	skipped := 0
+	skipped, packages, cached := 0, 0, 0
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1024*1024), 64*1024*1024)
 	for sc.Scan() {
@@ -59,6 +59,14 @@ func summarize(in io.Reader, out io.Writer) int {
 		case "output", "build-output":
 			if isSummaryLine(e.Output) {
 				fmt.Fprint(out, e.Output)
+			}
+			if e.Test == "" && e.Action == "output" && (strings.HasPrefix(e.Output, "ok  ") || strings.HasPrefix(e.Output, "FAIL\t")) {
+				packages++
+				// "ok  \tpkg\t(cached)": go test replayed a pass of the same test binary with the
+				// same inputs (its cache) instead of running it.
+				if strings.HasSuffix(strings.TrimSpace(e.Output), "(cached)") {
+					cached++
+				}
 			}
 			if e.Test == "" || e.Action == "build-output" {
 				// The package's own lines: "ok  pkg 1.2s", "FAIL", "--- FAIL", panics.
@@ -92,6 +100,7 @@ func summarize(in io.Reader, out io.Writer) int {
 		failed = true
 	}
 	fmt.Fprintln(out, skipLine(skipped, reasons))
+	fmt.Fprintf(out, "cached: %d of %d packages (go test's cache: the same code and inputs passed before; their skips are counted above)\n", cached, packages)
 	if failed {
 		return 1
 	}

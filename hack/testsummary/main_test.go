@@ -26,13 +26,15 @@ func TestSummarize(t *testing.T) {
 		`{"Action":"pass","Package":"q","Test":"TestR"}`,
 		`{"Action":"output","Package":"q","Output":"ok  \tq\t0.01s\n"}`,
 		`{"Action":"pass","Package":"q"}`,
+		`{"Action":"output","Package":"r","Output":"ok  \tr\t(cached)\n"}`,
+		`{"Action":"pass","Package":"r"}`,
 	}, "\n")
 	var out bytes.Buffer
 	if code := summarize(strings.NewReader(in), &out); code != 1 {
 		t.Errorf("exit %d, want 1 (TestC failed)", code)
 	}
 	got := out.String()
-	for _, want := range []string{"c_test.go:3: got 1, want 2", "FAIL\tp\t0.01s", "ok  \tq\t0.01s", "reliability: 1000 reconciles,", "verify (kube-proxy v1.37.2 iptables): 10 scenarios, 10 agree", "skipped: 2 tests: 2 × needs KUBEBUILDER_ASSETS\n"} {
+	for _, want := range []string{"c_test.go:3: got 1, want 2", "FAIL\tp\t0.01s", "ok  \tq\t0.01s", "reliability: 1000 reconciles,", "verify (kube-proxy v1.37.2 iptables): 10 scenarios, 10 agree", "skipped: 2 tests: 2 × needs KUBEBUILDER_ASSETS\n", "cached: 1 of 3 packages"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
@@ -41,7 +43,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("chatter printed:\n%s", got)
 	}
 	out.Reset()
-	if code := summarize(strings.NewReader(`{"Action":"pass","Package":"q"}`), &out); code != 0 || out.String() != "skipped: 0 tests\n" {
+	if code := summarize(strings.NewReader(`{"Action":"pass","Package":"q"}`), &out); code != 0 || !strings.HasPrefix(out.String(), "skipped: 0 tests\ncached: 0 of 0 packages") {
 		t.Errorf("exit %d, output %q", code, out.String())
 	}
 }
