@@ -12,6 +12,10 @@ type Preference string
 const (
 	// PreferDocumented follows the clouds' documented fixes, cheapest first (the default).
 	PreferDocumented Preference = ""
+	// PreferDocumentedStated is the documented order chosen on purpose (`--prefer documented`,
+	// `prefer: documented`): it ranks as PreferDocumented does, and it also holds where the
+	// backends use the client address, which otherwise ranks as PreferSourceIP.
+	PreferDocumentedStated Preference = "documented"
 	// PreferSourceIP ranks remedies that keep the client address first.
 	PreferSourceIP Preference = "source-ip"
 	// PreferLBFeatures ranks remedies that keep in-cluster traffic on the LB first.
@@ -21,10 +25,8 @@ const (
 // ParsePreference checks a preference name.
 func ParsePreference(s string) (Preference, error) {
 	switch p := Preference(s); p {
-	case PreferDocumented, PreferSourceIP, PreferLBFeatures:
+	case PreferDocumented, PreferDocumentedStated, PreferSourceIP, PreferLBFeatures:
 		return p, nil
-	case "documented":
-		return PreferDocumented, nil
 	}
 	return "", fmt.Errorf("unknown preference %q: want one of documented, source-ip, lb-features", s)
 }
@@ -106,7 +108,8 @@ var (
 // LB source NAT, else node separation, else DNS steering. A remedy blocked only by an allowlist
 // is chosen only under AllowTickets, one that needs a new object only under AllowDisruptive.
 // When the backends use the client address (Assessment.NeedsClientAddress) and the policy
-// prefers nothing, the remedies are ranked as under PreferSourceIP.
+// prefers nothing (PreferDocumented, the zero value; not PreferDocumentedStated), the
+// remedies are ranked as under PreferSourceIP.
 func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 	if a.Risk == RiskNone {
 		return Decision{Remedy: RemedyNone, Path: a.Path, Why: reasonDecideNoLoop.Message, Reason: reasonDecideNoLoop}

@@ -97,6 +97,13 @@ func TestDecide(t *testing.T) {
 			offers: all, policy: Policy{Prefer: PreferLBFeatures}, want: LBSourceNAT, path: PathProxy,
 			rejected: map[Remedy]Code{NodeSeparation: "decide-ranked-lower"},
 		},
+		"StatedDocumentedOrderWinsOverClientAddress": {
+			reason: "--prefer documented is a stated preference, unlike the default",
+			a:      &Assessment{Risk: RiskAtRisk, Layer: Layer4, Path: PathProxy, NeedsClientAddress: Yes},
+			offers: []Offer{Unmet(OfferIntercept, PreconditionVersion, ""), OfferSNAT, OfferSep, OfferDNS},
+			policy: Policy{Prefer: PreferDocumentedStated}, want: LBSourceNAT, path: PathProxy,
+			rejected: map[Remedy]Code{NodeSeparation: "decide-ranked-lower", DNSSteering: "decide-ranked-lower"},
+		},
 		"DisruptiveRejectedByDefault": {
 			reason: "seed 003: ip-mode cannot change on an existing Service",
 			a:      atRisk4,
@@ -186,7 +193,7 @@ func TestDecideRejectionListsEveryUnmet(t *testing.T) {
 }
 
 func TestParsePreference(t *testing.T) {
-	for in, want := range map[string]Preference{"": PreferDocumented, "documented": PreferDocumented, "source-ip": PreferSourceIP, "lb-features": PreferLBFeatures} {
+	for in, want := range map[string]Preference{"": PreferDocumented, "documented": PreferDocumentedStated, "source-ip": PreferSourceIP, "lb-features": PreferLBFeatures} {
 		if got, err := ParsePreference(in); err != nil || got != want {
 			t.Errorf("%q → %q, %v", in, got, err)
 		}
