@@ -48,9 +48,19 @@ func (w *warnings) take() []string {
 // webhookRequests is controller-runtime's count of requests served on path.
 func webhookRequests(t *testing.T, metrics, path string) int {
 	t.Helper()
+	n, err := webhookCount(metrics, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// webhookCount is webhookRequests for a condition polled while the metrics server may still be
+// starting.
+func webhookCount(metrics, path string) (int, error) {
 	code, body := get("http://"+metrics+"/metrics", "")
 	if code != http.StatusOK {
-		t.Fatalf("/metrics: %d", code)
+		return 0, fmt.Errorf("/metrics: %d %s", code, body)
 	}
 	n := 0
 	for _, l := range strings.Split(body, "\n") {
@@ -60,7 +70,7 @@ func webhookRequests(t *testing.T, metrics, path string) int {
 			n += int(v)
 		}
 	}
-	return n
+	return n, nil
 }
 
 func lbService(ns, name string) *corev1.Service {
@@ -147,21 +157,30 @@ func TestRenderedWebhooksOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The API server picks the configurations up shortly; until loopguard answers, creates
-	// pass unjudged (failurePolicy Ignore).
+	// The API server picks the configurations up shortly, the mutating and the validating
+	// ones each through its own informer, so one can be in force while the other is not yet;
+	// until loopguard answers, creates pass unjudged (failurePolicy Ignore). Each try creates a
+	// new LoadBalancer Service until one was both mutated and validated, with a warning.
 	i := 0
-	eventually(t, "a warning on a LoadBalancer Service's create", 60*time.Second, func() (bool, string) {
+	var validated, mutated int
+	eventually(t, "a LoadBalancer Service's create mutated, validated and warned about", 60*time.Second, func() (bool, string) {
+		v0, err := webhookCount(metrics, "/loopguard/validate")
+		if err != nil {
+			return false, err.Error()
+		}
+		m0, err := webhookCount(metrics, "/loopguard/mutate")
+		if err != nil {
+			return false, err.Error()
+		}
 		i++
 		if err := user.Create(ctx, lbService("shop", fmt.Sprintf("web-%d", i))); err != nil {
 			return false, err.Error()
 		}
 		w := warn.take()
-		return len(w) > 0 && strings.Contains(strings.Join(w, "\n"), "loopguard:"), fmt.Sprint(w)
+		validated, mutated = webhookRequests(t, metrics, "/loopguard/validate"), webhookRequests(t, metrics, "/loopguard/mutate")
+		return validated > v0 && mutated > m0 && len(w) > 0 && strings.Contains(strings.Join(w, "\n"), "loopguard:"),
+			fmt.Sprintf("requests served: validate %d→%d, mutate %d→%d; warnings %v", v0, validated, m0, mutated, w)
 	})
-	validated, mutated := webhookRequests(t, metrics, "/loopguard/validate"), webhookRequests(t, metrics, "/loopguard/mutate")
-	if validated == 0 || mutated == 0 {
-		t.Errorf("requests served: validate %d, mutate %d; want both", validated, mutated)
-	}
 
 	// A ClusterIP Service, a kube-system LoadBalancer Service: neither reaches loopguard.
 	cip := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "internal"},
