@@ -620,7 +620,9 @@ func appendFlow(out, t []byte, depth int) ([]byte, []byte, bool) {
 					return out, nil, false
 				}
 				key = bytes.TrimRight(t[:i], " ")
-				if !plainStart(key[0]) || !stringy(key) || bytes.ContainsAny(key, ",[]{}#\"'") {
+				// In a flow collection '?' ends a plain scalar as ',' and the brackets do (the
+				// general parser's scanner, yaml_parser_scan_plain_scalar): left to it.
+				if !plainStart(key[0]) || !stringy(key) || bytes.ContainsAny(key, ",[]{}#\"'?") {
 					return out, nil, false
 				}
 				t = t[i+1:]
@@ -658,7 +660,7 @@ func appendFlow(out, t []byte, depth int) ([]byte, []byte, bool) {
 				return out, nil, false
 			}
 			v := bytes.TrimRight(t[:i], " ")
-			if len(v) == 0 || bytes.ContainsAny(v, "#:[{\"'") {
+			if len(v) == 0 || bytes.ContainsAny(v, "#:[{\"'?") {
 				return out, nil, false
 			}
 			var ok bool
