@@ -42,7 +42,23 @@ main() {
 	tool="$(tail -n1 <<<"$tool")"
 
 	cd "$ROOT"
-	export GOWORK=off GOFLAGS=-mod=mod
+	# Both trees are loaded as make builds them: on the newest release (hack/newest/go.work,
+	# where a tree has one) with -trimpath and CGO_ENABLED=0. apidiff reads its packages'
+	# dependencies from export data that go list -export compiles; with make's settings those
+	# are the packages make lint and make test compiled, while the floor's versions or other
+	# flags would compile every dependency again (minutes of CPU on a cold machine). The API
+	# compared is loopguard's own, which does not depend on the release it is built with.
+	export CGO_ENABLED=0
+	# with_go TREE CMD...: CMD with the Go settings for TREE (a workspace refuses -mod=mod).
+	with_go() {
+		local tree="$1"
+		shift
+		if [[ -f "$tree/hack/newest/go.work" ]]; then
+			GOWORK="$tree/hack/newest/go.work" GOFLAGS=-trimpath "$@"
+		else
+			GOWORK=off GOFLAGS="-mod=mod -trimpath" "$@"
+		fi
+	}
 	if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
 		log "no $base to compare with (a shallow or first commit): nothing to check"
 		return 0
@@ -55,11 +71,11 @@ main() {
 	local incompatible="" pkg report
 	for pkg in "${pkgs[@]}"; do
 		[[ -d "$work/old/$pkg" ]] || { log "$pkg is new since $base"; continue; }
-		(cd "$work/old" && "$tool" -w "$work/old.export" "./$pkg")
+		(cd "$work/old" && with_go "$work/old" "$tool" -w "$work/old.export" "./$pkg")
 		# One run; apidiff prints "Incompatible changes:" and "Compatible changes:" sections of
 		# "- name: what" lines.
 		local full added
-		full="$("$tool" "$work/old.export" "./$pkg")"
+		full="$(with_go "$ROOT" "$tool" "$work/old.export" "./$pkg")"
 		report="$(awk '/^Incompatible changes:/ { on = 1; next } /^Compatible changes:/ { on = 0 } on && /^- /' <<<"$full")"
 		added="$(awk '/^Compatible changes:/ { on = 1; next } /^Incompatible changes:/ { on = 0 } on && /^- /' <<<"$full" | wc -l)"
 		if [[ -n "$report" ]]; then

@@ -39,6 +39,16 @@ main() {
 	log "work dir: $WORK"
 
 	build_etcd() {
+		# etcd does not depend on the Kubernetes release: another release's cache folder with
+		# the same etcd and Go has it already (a copy, so each folder stays whole on its own).
+		local other
+		for other in "$CACHE_ROOT"/k8s-*-etcd-"$ETCD_VERSION"-"$GO_VERSION"/etcd; do
+			if [[ -x "$other" ]]; then
+				cp "$other" "$STAGE/etcd"
+				log "etcd: v$ETCD_VERSION copied from $other"
+				return
+			fi
+		done
 		local mod="$WORK/etcd"
 		mkdir -p "$mod"
 		cd "$mod"
