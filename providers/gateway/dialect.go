@@ -64,6 +64,9 @@ func NewDialect(inner core.Dialect, opts *Options) *Dialect {
 	return d
 }
 
+// Options are the options the dialect was built with, defaults filled in.
+func (d *Dialect) Options() Options { return d.opts }
+
 // Name is the wrapped dialect's: the cloud decides the provider.
 func (d *Dialect) Name() string { return d.inner.Name() }
 
