@@ -15,6 +15,8 @@ type serviceListKey struct{}
 
 type customListKey struct{ group, kind string }
 
+type configMapListKey struct{}
+
 // ServiceList returns the known Services in namespace/name order. The slice is shared: do not
 // modify it.
 func (c *Cluster) ServiceList() []*corev1.Service {
@@ -51,4 +53,23 @@ func (c *Cluster) CustomList(group, kind string) []*unstructured.Unstructured {
 		})
 		return out
 	}).([]*unstructured.Unstructured)
+}
+
+// ConfigMapList returns the known ConfigMaps in namespace/name order: a dialect finds some by
+// label (Istio's class defaults, gateway.istio.io/defaults-for-class). The slice is shared: do
+// not modify it.
+func (c *Cluster) ConfigMapList() []*corev1.ConfigMap {
+	return c.Memo(configMapListKey{}, func() any {
+		out := make([]*corev1.ConfigMap, 0, len(c.configMaps))
+		for _, cm := range c.configMaps {
+			out = append(out, cm)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Namespace != out[j].Namespace {
+				return out[i].Namespace < out[j].Namespace
+			}
+			return out[i].Name < out[j].Name
+		})
+		return out
+	}).([]*corev1.ConfigMap)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
@@ -39,7 +41,11 @@ type GatewayController struct {
 	enforce bool
 	cms     []types.NamespacedName
 	// extra are the implementations' kinds the cluster serves (GatewayClass, EnvoyProxy, ...).
-	extra  []schema.GroupVersionKind
+	extra []schema.GroupVersionKind
+	// params reads and watches the ConfigMaps Gateways name (Istio's), those alone.
+	params *configMapWatches
+	// gwOpts are the Gateway layer's options the dialect was built with.
+	gwOpts gateway.Options
 	cache  client.Reader
 	writer *kube.Writer
 	// verdicts writes the verdict annotation under a field manager of its own: a server-side
@@ -90,10 +96,23 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 	if !ok {
 		wp = gateway.Wrap(p, nil)
 	}
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	pctx, pcancel := context.WithCancel(context.Background())
+	if err := mgr.Add(configMapWatchesRunnable{cancel: pcancel}); err != nil {
+		pcancel()
+		return nil, err
+	}
 	g := &GatewayController{
 		dialect: wp.Dialect(), profile: opts.Profile, enforce: opts.Enforce, cms: opts.ConfigMaps,
-		cache: mgr.GetCache(), writer: w, verdicts: verdicts, events: mgr.GetEventRecorder(core.FieldManager), log: log,
+		params: newConfigMapWatches(pctx, cs),
+		cache:  mgr.GetCache(), writer: w, verdicts: verdicts, events: mgr.GetEventRecorder(core.FieldManager), log: log,
 		rec: core.NewReconciler(wp, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy)),
+	}
+	if d, ok := wp.Dialect().(*gateway.Dialect); ok {
+		g.gwOpts = d.Options()
 	}
 	nsd, cl := gateway.Resources()
 	for _, gvr := range append(nsd, cl...) {
@@ -105,6 +124,7 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 			g.extra = append(g.extra, gvk)
 		}
 	}
+	implKinds := len(g.extra)
 	// The cloud's own kinds (TKE's TkeServiceConfig), as Setup reads them.
 	for _, gvk := range opts.Custom {
 		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
@@ -122,7 +142,16 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 		For(gw).
 		// The generated Service changes (created, its endpoints, an annotation copied): the
 		// Gateway's verdict may change with it.
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(g.gatewaysOf))
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(g.gatewaysOf)).
+		// So may a ConfigMap a Gateway names (Istio's parameters and class defaults).
+		WatchesRawSource(source.Channel(g.params.events, handler.EnqueueRequestsFromMapFunc(g.gatewaysNamingConfigMap)))
+	// And the GatewayClasses and the implementations' own objects (a CiliumGatewayClassConfig,
+	// an EnvoyProxy), for the Gateways that name them.
+	for _, gvk := range g.extra[:implKinds] {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		b = b.Watches(u, handler.EnqueueRequestsFromMapFunc(g.gatewaysReferencing))
+	}
 	if err := b.Complete(reconcile.Func(g.reconcile)); err != nil {
 		return nil, err
 	}
@@ -193,12 +222,20 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, err
 	}
 	gw = gw.DeepCopy()
-	cl, err := g.facts(ctx)
+	cl, err := g.facts(ctx, gw)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	res, evalErr := core.Evaluate(g.dialect, gw, cl, g.profile.Policy)
 	if core.IsNotExposed(evalErr) {
+		if _, had := gw.GetAnnotations()[AnnotationVerdict]; had {
+			// No longer a load-balancer exposure (its class's CiliumGatewayClassConfig made the
+			// Service a NodePort, say): the verdict published before is taken back, as the
+			// Service reconciler takes back a Service's when it stops being a LoadBalancer.
+			if err := g.verdicts.Apply(ctx, verdictPatch(gw, nil)); err != nil && !errors.Is(err, core.ErrConflict) {
+				return reconcile.Result{}, err
+			}
+		}
 		return reconcile.Result{}, nil
 	}
 	if evalErr != nil && !errors.Is(evalErr, core.ErrInvalid) {
@@ -235,12 +272,7 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 	if gw.GetAnnotations()[AnnotationVerdict] == want {
 		return result, nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gatewayGVK)
-	u.SetNamespace(gw.GetNamespace())
-	u.SetName(gw.GetName())
-	u.SetAnnotations(map[string]string{AnnotationVerdict: want})
-	if err := g.verdicts.Apply(ctx, u); err != nil {
+	if err := g.verdicts.Apply(ctx, verdictPatch(gw, map[string]string{AnnotationVerdict: want})); err != nil {
 		if errors.Is(err, core.ErrConflict) {
 			return reconcile.Result{RequeueAfter: conflictDelay}, nil
 		}
@@ -251,11 +283,24 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 	return result, nil
 }
 
-// facts reads what a Gateway's evaluation reads from the cache: Nodes, Services,
-// EndpointSlices and Pods of every namespace (the generated Service may live in the
-// implementation's namespace, the clients anywhere), the named ConfigMaps, and the Gateway API
-// and implementation objects the cluster serves.
-func (g *GatewayController) facts(ctx context.Context) (*core.Cluster, error) {
+// verdictPatch is what the verdict field manager applies to gw: the verdict annotation, or,
+// with none, nothing, which removes the one it applied before.
+func verdictPatch(gw *unstructured.Unstructured, annotations map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gatewayGVK)
+	u.SetNamespace(gw.GetNamespace())
+	u.SetName(gw.GetName())
+	if annotations != nil {
+		u.SetAnnotations(annotations)
+	}
+	return u
+}
+
+// facts reads what gw's evaluation reads from the cache: Nodes, Services, EndpointSlices and
+// Pods of every namespace (the generated Service may live in the implementation's namespace,
+// the clients anywhere), the named ConfigMaps, the Gateway API and implementation objects the
+// cluster serves, and, from their own watches, the ConfigMaps gw names (Istio's).
+func (g *GatewayController) facts(ctx context.Context, gw *unstructured.Unstructured) (*core.Cluster, error) {
 	shared := client.UnsafeDisableDeepCopy
 	var objs []runtime.Object
 	var nodes corev1.NodeList
@@ -296,6 +341,8 @@ func (g *GatewayController) facts(ctx context.Context) (*core.Cluster, error) {
 		}
 		objs = append(objs, &cm)
 	}
+	// own: gw and the classes, of which gateway.ConfigMaps names the ConfigMaps gw needs.
+	own := []runtime.Object{gw}
 	for _, gvk := range append([]schema.GroupVersionKind{gatewayGVK}, g.extra...) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -304,7 +351,15 @@ func (g *GatewayController) facts(ctx context.Context) (*core.Cluster, error) {
 		}
 		for i := range list.Items {
 			objs = append(objs, &list.Items[i])
+			if gvk.Kind == "GatewayClass" {
+				own = append(own, &list.Items[i])
+			}
 		}
 	}
+	cms, err := g.params.read(ctx, gateway.ConfigMaps(own, &g.gwOpts))
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, cms...)
 	return core.NewCluster(g.profile, objs...)
 }

@@ -43,7 +43,7 @@ func (g *GatewayController) validate(ctx context.Context, req admission.Request,
 	if u.GetNamespace() == "" {
 		u.SetNamespace(req.Namespace)
 	}
-	cl, err := g.facts(ctx)
+	cl, err := g.facts(ctx, u)
 	if err != nil {
 		return admission.Allowed("").WithWarnings("loopguard: cluster facts unavailable: " + err.Error())
 	}

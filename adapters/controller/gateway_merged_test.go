@@ -1,24 +1,13 @@
 package controller
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/yaml"
-
-	"github.com/loopguard/loopguard/internal/apiserver"
-	"github.com/loopguard/loopguard/providers/tencent"
 )
 
 // TestGatewayMergedReJudgedWhenTheClassServiceChanges: with Envoy Gateway's mergeGateways the
@@ -26,42 +15,14 @@ import (
 // (internal/gatewayapi/translator.go buildIR); the controller judges each Gateway of the class
 // through it and re-judges them all when it changes, instead of at the cache's next resync.
 func TestGatewayMergedReJudgedWhenTheClassServiceChanges(t *testing.T) {
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(gatewayCRDs(t)...))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs := srv.Client()
-	dyn, err := dynamic.NewForConfig(srv.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{"shop", "team", "envoy-gateway-system", "loopguard-gw"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	node := "10.0.1.11"
-	for _, n := range []string{node, "10.0.1.12", "10.0.1.13"} {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"kubernetes.io/hostname": n}}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(gvr schema.GroupVersionResource, ns, doc string) {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gwRes := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-	create(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}, "", `apiVersion: gateway.networking.k8s.io/v1
+	e := newGatewayEnv(t, []string{"shop", "team", "envoy-gateway-system"})
+	ctx, cs, create, node := e.ctx, e.cs, e.create, "10.0.1.11"
+	create(gatewayClassesRes, "", `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
 spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
 	for _, ns := range []string{"shop", "team"} {
-		create(gwRes, ns, `apiVersion: gateway.networking.k8s.io/v1
+		create(gatewaysRes, ns, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: `+ns+`}
 spec:
@@ -86,38 +47,11 @@ spec:
 		t.Fatal(err)
 	}
 
-	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: leaseNS})
-	skip := true
-	mo.Controller = config.Controller{SkipNameValidation: &skip}
-	mgr, err := manager.New(cfg, mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, err := SetupGateways(mgr, p, &Options{Profile: ipvs}); err != nil || g == nil {
-		t.Fatalf("SetupGateways: %v, %v", g, err)
-	}
-	mctx, mcancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	defer func() {
-		mcancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
+	e.startGateways(&Options{Profile: ipvs}, "../../deploy/base/rbac.yaml")
 	verdicts := func() string {
 		var out []string
 		for _, ns := range []string{"shop", "team"} {
-			u, err := dyn.Resource(gwRes).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, u.GetAnnotations()[AnnotationVerdict])
+			out = append(out, e.verdict(ns, "web"))
 		}
 		return strings.Join(out, " | ")
 	}

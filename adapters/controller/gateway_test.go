@@ -14,17 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
-	"github.com/loopguard/loopguard/internal/apiserver"
-	"github.com/loopguard/loopguard/providers/tencent"
 )
 
 // gatewayCRDs are Gateway API's standard-channel CRDs from the module go.mod requires.
@@ -53,37 +46,10 @@ func gatewayCRDs(t *testing.T) []string {
 // controller), writes the remedy on the Gateway's spec.infrastructure, leaves the Service to its
 // owner, publishes the verdict on the Gateway, and re-judges it when the Service changes.
 func TestGatewayEnforceWritesTheGatewayNotItsService(t *testing.T) {
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(gatewayCRDs(t)...))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs := srv.Client()
-	dyn, err := dynamic.NewForConfig(srv.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{"shop", "envoy-gateway-system"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	node := "10.0.1.11"
-	for _, n := range []string{node, "10.0.1.12", "10.0.1.13"} {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"kubernetes.io/hostname": n}}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(gvr schema.GroupVersionResource, ns, doc string) {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gwRes := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-	create(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}, "", `apiVersion: gateway.networking.k8s.io/v1
+	e := newGatewayEnv(t, []string{"shop", "envoy-gateway-system"})
+	ctx, cs, dyn, create, node := e.ctx, e.cs, e.dyn, e.create, "10.0.1.11"
+	gwRes := gatewaysRes
+	create(gatewayClassesRes, "", `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
 spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
@@ -115,35 +81,7 @@ spec:
 
 	// The controller runs as deploy/'s ServiceAccount with exactly its RBAC (report-only and
 	// enforce), so a rule the Gateway reconciler needs and the files lack fails this test.
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loopguard-gw"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, leaseNS := installRBAC("../../deploy/base/rbac.yaml", "../../deploy/components/enforce/rbac.yaml")(&harness{t: t, srv: srv, ns: "loopguard-gw"})
-	mo := ManagerOptions(ManagerConfig{MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: leaseNS})
-	skip := true
-	mo.Controller = config.Controller{SkipNameValidation: &skip}
-	mgr, err := manager.New(cfg, mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := SetupGateways(mgr, p, &Options{Profile: ipvs, Enforce: true})
-	if err != nil || g == nil {
-		t.Fatalf("SetupGateways: %v, %v", g, err)
-	}
-	mctx, mcancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	defer func() {
-		mcancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-
+	g := e.startGateways(&Options{Profile: ipvs, Enforce: true}, "../../deploy/base/rbac.yaml", "../../deploy/components/enforce/rbac.yaml")
 	gwAnnotation := func() (infra, verdict string) {
 		u, err := dyn.Resource(gwRes).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,11 +30,22 @@ type GatherOptions struct {
 	// ClusterCustom lists extra cluster-scoped resources to read as unstructured (Gateway
 	// API's GatewayClasses); read whatever Namespace says.
 	ClusterCustom []schema.GroupVersionResource
+	// ConfigMaps names, given everything else read, the ConfigMaps to read besides
+	// kube-system's (whatever Namespace says): the ones a Gateway names as its parameters
+	// (providers/gateway ConfigMaps). Each named one is read with a GET (one that does not
+	// exist is skipped), each selected namespace with a labelled list; no other ConfigMap is.
+	ConfigMaps func(read []runtime.Object) []ConfigMapRef
+}
+
+// ConfigMapRef names ConfigMaps to read: the one called Name in Namespace, or, when Name is
+// empty, those of Namespace that LabelSelector selects.
+type ConfigMapRef struct {
+	Namespace, Name, LabelSelector string
 }
 
 // Gather reads the objects loopguard evaluates from a live cluster: Services, Ingresses,
 // IngressClasses, Nodes, EndpointSlices, Pods, ConfigMaps in kube-system (cloud controller
-// versions) and the custom resources asked for. It only reads.
+// versions), the custom resources asked for and the ConfigMaps those name. It only reads.
 func Gather(ctx context.Context, cfg *rest.Config, opts *GatherOptions) ([]runtime.Object, error) {
 	if opts == nil {
 		opts = &GatherOptions{}
@@ -111,6 +123,49 @@ func Gather(ctx context.Context, cfg *rest.Config, opts *GatherOptions) ([]runti
 			for i := range list.Items {
 				out = append(out, &list.Items[i])
 			}
+		}
+	}
+	if opts.ConfigMaps != nil {
+		more, err := configMaps(ctx, cs, opts.ConfigMaps(out))
+		if err != nil {
+			return nil, err
+		}
+		add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), more)
+	}
+	return out, nil
+}
+
+// configMaps reads the ConfigMaps refs name, leaving out kube-system's, which Gather has
+// read. Reading only those, rather than every ConfigMap of the Gateways' namespaces, keeps
+// scan from pulling a namespace's other (possibly large) ConfigMaps and needs no list
+// permission beyond the selected namespaces.
+func configMaps(ctx context.Context, cs kubernetes.Interface, refs []ConfigMapRef) ([]runtime.Object, error) {
+	var out []runtime.Object
+	seen := map[string]bool{}
+	keep := func(cm *corev1.ConfigMap) {
+		if k := cm.Namespace + "/" + cm.Name; cm.Namespace != metav1.NamespaceSystem && !seen[k] {
+			seen[k] = true
+			out = append(out, cm)
+		}
+	}
+	for _, r := range refs {
+		if r.Name != "" {
+			cm, err := cs.CoreV1().ConfigMaps(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("get ConfigMap %s/%s: %w", r.Namespace, r.Name, err)
+			}
+			keep(cm)
+			continue
+		}
+		list, err := cs.CoreV1().ConfigMaps(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.LabelSelector})
+		if err != nil {
+			return nil, fmt.Errorf("list ConfigMaps in %s (%s): %w", r.Namespace, r.LabelSelector, err)
+		}
+		for i := range list.Items {
+			keep(&list.Items[i])
 		}
 	}
 	return out, nil

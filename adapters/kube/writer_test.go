@@ -22,8 +22,9 @@ import (
 )
 
 // server is one real kube-apiserver for the package, with a test CRD and the project's
-// TkeServiceConfig CRD installed.
-var server = apiserver.NewShared(apiserver.WithCRDPaths("testdata/widget-crd.yaml", "../../providers/tencent/crds"))
+// TkeServiceConfig CRD and the test copy of Cilium's CiliumGatewayClassConfig CRD installed.
+var server = apiserver.NewShared(apiserver.WithCRDPaths("testdata/widget-crd.yaml", "../../providers/tencent/crds",
+	"../../providers/gateway/testdata/crds"))
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/gateway"
 )
@@ -35,6 +36,17 @@ func isGateway(obj runtime.Object) bool { return gateway.IsGateway(obj) }
 // gatewayResources are the Gateway API and implementation resources scan and apply read.
 func gatewayResources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 	return gateway.Resources()
+}
+
+// gatewayConfigMaps are the ConfigMaps scan reads for the Gateways among read, besides
+// kube-system's: Istio's parameters and class defaults.
+func gatewayConfigMaps(read []runtime.Object) []kube.ConfigMapRef {
+	refs := gateway.ConfigMaps(read, nil)
+	out := make([]kube.ConfigMapRef, len(refs))
+	for i, r := range refs {
+		out[i] = kube.ConfigMapRef(r)
+	}
+	return out
 }
 
 // gatewayNamespaces are the other namespaces scan -n reads for the Gateways among objs (Envoy

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
@@ -25,44 +27,8 @@ import (
 // gateway-name label) from a real kube-apiserver and reports the Gateway, not the Service;
 // apply --object Gateway/... writes the remedy on the Gateway and nothing on the Service.
 func TestScanAndApplyGatewayOnARealAPIServer(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	crds := []string{mustAbs("../../providers/tencent/crds")}
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") {
-			crds = append(crds, f)
-		}
-	}
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
-	ctx := context.Background()
-	cs := srv.Client()
-	dyn, err := dynamic.NewForConfig(srv.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	node := "10.0.1.11"
-	for _, n := range []string{node, "10.0.1.12", "10.0.1.13"} {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(resource, ns, doc string) {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		gvr := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: resource}
-		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	lc := startGatewayCluster(t, []string{"shop"}, mustAbs("../../providers/tencent/crds"))
+	ctx, cs, dyn, create, node := lc.ctx, lc.cs, lc.dyn, lc.create, lc.node
 	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
 	create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: nginx},
   spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}}`)
@@ -82,7 +48,7 @@ func TestScanAndApplyGatewayOnARealAPIServer(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := writeKubeconfig(t, srv.Config())
+	kubeconfig := writeKubeconfig(t, lc.srv.Config())
 	t.Chdir(repoRoot)
 	common := []string{"--kubeconfig", kubeconfig, "-n", "shop", "--profile", "examples/manifests/profile.yaml"}
 
@@ -125,46 +91,8 @@ func TestScanAndApplyGatewayOnARealAPIServer(t *testing.T) {
 // the Gateway is judged through it instead of through a Service synthesized from the Gateway;
 // the other Services of Envoy Gateway's namespace are not reported.
 func TestScanNamespaceReadsEnvoyGatewaysService(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	var crds []string
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") {
-			crds = append(crds, f)
-		}
-	}
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
-	ctx := context.Background()
-	cs := srv.Client()
-	dyn, err := dynamic.NewForConfig(srv.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{"shop", "envoy-gateway-system"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	node := "10.0.1.11"
-	for _, n := range []string{node, "10.0.1.12", "10.0.1.13"} {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(resource, ns, doc string) {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		gvr := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: resource}
-		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	lc := startGatewayCluster(t, []string{"shop", "envoy-gateway-system"})
+	ctx, cs, create, node := lc.ctx, lc.cs, lc.create, lc.node
 	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
 	create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: eg},
   spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}}`)
@@ -189,16 +117,8 @@ func TestScanNamespaceReadsEnvoyGatewaysService(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := writeKubeconfig(t, srv.Config())
 	t.Chdir(repoRoot)
-	stdout, stderr, code := runCLI(t, "", "scan", "-o", "json", "--kubeconfig", kubeconfig, "-n", "shop", "--profile", "examples/manifests/profile.yaml")
-	if code != exitOK {
-		t.Fatalf("scan exit %d: %s", code, stderr)
-	}
-	var rep Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := lc.scan("-n", "shop")
 	if len(rep.Results) != 1 || rep.Results[0].Object.Kind != "Gateway" || rep.Results[0].Object.Name != "web" {
 		t.Fatalf("scan results %+v, want Gateway shop/web alone", rep.Results)
 	}
@@ -208,5 +128,135 @@ func TestScanNamespaceReadsEnvoyGatewaysService(t *testing.T) {
 	}
 	if len(rep.Skipped) != 1 || rep.Skipped[0].Object.Name != generated {
 		t.Errorf("skipped %+v, want the generated Service alone (envoy-other-api-0badf00d belongs to another namespace's Gateway)", rep.Skipped)
+	}
+}
+
+// gatewayCluster is a real API server with Gateway API's standard CRDs, for the scan tests.
+type gatewayCluster struct {
+	t   *testing.T
+	ctx context.Context
+	srv *apiserver.Server
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+	// node is the first of the three Nodes.
+	node string
+}
+
+// startGatewayCluster starts a real API server with Gateway API's standard CRDs and crds
+// (absolute paths), and creates the namespaces and three Nodes.
+func startGatewayCluster(t *testing.T, namespaces []string, crds ...string) *gatewayCluster {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
+	for _, f := range files {
+		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
+			crds = append(crds, f)
+		}
+	}
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	lc := &gatewayCluster{t: t, ctx: context.Background(), srv: srv, cs: srv.Client(), node: "10.0.1.11"}
+	if lc.dyn, err = dynamic.NewForConfig(srv.Config()); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		if _, err := lc.cs.CoreV1().Namespaces().Create(lc.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{lc.node, "10.0.1.12", "10.0.1.13"} {
+		if _, err := lc.cs.CoreV1().Nodes().Create(lc.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lc
+}
+
+// create makes a Gateway API object (resource gateways, gatewayclasses) from YAML.
+func (lc *gatewayCluster) create(resource, ns, doc string) {
+	lc.t.Helper()
+	lc.createAs(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: resource}, ns, doc)
+}
+
+// createAs makes an object of any resource from YAML.
+func (lc *gatewayCluster) createAs(gvr schema.GroupVersionResource, ns, doc string) {
+	lc.t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		lc.t.Fatal(err)
+	}
+	if _, err := lc.dyn.Resource(gvr).Namespace(ns).Create(lc.ctx, u, metav1.CreateOptions{}); err != nil {
+		lc.t.Fatal(err)
+	}
+}
+
+// scan runs scan -o json against the cluster with the CLI's example profile.
+func (lc *gatewayCluster) scan(args ...string) Report {
+	lc.t.Helper()
+	kubeconfig := writeKubeconfig(lc.t, lc.srv.Config())
+	stdout, stderr, code := runCLI(lc.t, "", append([]string{"scan", "-o", "json", "--kubeconfig", kubeconfig, "--profile", "examples/manifests/profile.yaml"}, args...)...)
+	if code != exitOK {
+		lc.t.Fatalf("scan exit %d: %s", code, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		lc.t.Fatal(err)
+	}
+	return rep
+}
+
+// TestScanReadsIstioAndCiliumParameters: scan -n shop reads the ConfigMap an Istio Gateway's
+// spec.infrastructure.parametersRef names, Istio's class defaults in istio-system (another
+// namespace) and the CiliumGatewayClassConfig a Cilium GatewayClass names (in kube-system),
+// and their service settings change the verdicts: an overlay that sets prevent-loopback makes
+// the Istio Gateways safe, and a class config that makes the Service a NodePort takes the
+// Cilium Gateway out of the load-balancer exposures. (A cluster that does not serve
+// CiliumGatewayClassConfigs is scanned without them: the other tests here install no Cilium
+// CRD.)
+func TestScanReadsIstioAndCiliumParameters(t *testing.T) {
+	lc := startGatewayCluster(t, []string{"shop", "istio-system"}, mustAbs("../../providers/gateway/testdata/crds"))
+	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	lc.create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: istio},
+  spec: {controllerName: istio.io/gateway-controller}}`)
+	lc.create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: cilium},
+  spec: {controllerName: io.cilium/gateway-controller, parametersRef: {group: cilium.io, kind: CiliumGatewayClassConfig, name: lb, namespace: kube-system}}}`)
+	for _, g := range []struct{ name, class, ref string }{
+		{"mesh", "istio", `, parametersRef: {group: "", kind: ConfigMap, name: mesh-options}`},
+		{"edge", "istio", ""},
+		{"cil", "cilium", ""},
+	} {
+		lc.create("gateways", "shop", `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: `+g.name+`, namespace: shop},
+  spec: {gatewayClassName: `+g.class+`, infrastructure: {annotations: {`+subnet+`: subnet-1}`+g.ref+`}, listeners: [{name: http, port: 80, protocol: HTTP}]}}`)
+	}
+	t.Chdir(repoRoot)
+	risks := func(rep Report) map[string]string {
+		out := map[string]string{}
+		for _, r := range rep.Results {
+			out[r.Object.Kind+" "+r.Object.Namespace+"/"+r.Object.Name] = r.Risk
+		}
+		for _, s := range rep.Skipped {
+			out[s.Object.Kind+" "+s.Object.Namespace+"/"+s.Object.Name] = "skipped"
+		}
+		return out
+	}
+	before := risks(lc.scan("-n", "shop"))
+	if want := map[string]string{"Gateway shop/mesh": "at-risk", "Gateway shop/edge": "at-risk", "Gateway shop/cil": "at-risk"}; !cmp.Equal(before, want) {
+		t.Fatalf("before the parameters exist: %v, want %v", before, want)
+	}
+
+	overlay := func(ns, name, labels string) string {
+		return `{apiVersion: v1, kind: ConfigMap, metadata: {name: ` + name + `, namespace: ` + ns + labels + `},
+  data: {service: "metadata: {annotations: {service.cloud.tencent.com/prevent-loopback: \"true\"}}"}}`
+	}
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	lc.createAs(cm, "shop", overlay("shop", "mesh-options", ""))
+	lc.createAs(cm, "istio-system", overlay("istio-system", "istio-default-gatewayclass-istio", ", labels: {gateway.istio.io/defaults-for-class: istio}"))
+	lc.createAs(schema.GroupVersionResource{Group: "cilium.io", Version: "v2alpha1", Resource: "ciliumgatewayclassconfigs"}, "kube-system",
+		`{apiVersion: cilium.io/v2alpha1, kind: CiliumGatewayClassConfig, metadata: {name: lb, namespace: kube-system}, spec: {service: {type: NodePort}}}`)
+	after := risks(lc.scan("-n", "shop"))
+	if want := map[string]string{"Gateway shop/mesh": "none", "Gateway shop/edge": "none", "Gateway shop/cil": "skipped"}; !cmp.Equal(after, want) {
+		t.Errorf("with Istio's ConfigMaps and Cilium's class config: %v, want %v", after, want)
 	}
 }

@@ -146,7 +146,11 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 	opts := func(ns string) *kube.GatherOptions {
 		return &kube.GatherOptions{Namespace: ns, Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster}
 	}
-	objs, err := kube.Gather(ctx, cfg, opts(l.namespace))
+	first := opts(l.namespace)
+	// The ConfigMaps the namespace's Gateways name (Istio's parameters beside each Gateway, its
+	// class defaults in istio-system), and no other.
+	first.ConfigMaps = gatewayConfigMaps
+	objs, err := kube.Gather(ctx, cfg, first)
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
 	}

@@ -302,7 +302,15 @@ func (h *host) facts(ctx context.Context, ns string) ([]runtime.Object, error) {
 	opts := func(ns string) *kube.GatherOptions {
 		return &kube.GatherOptions{Namespace: ns, Custom: append([]schema.GroupVersionResource{tkeServiceConfigs}, gwNamespaced...), ClusterCustom: gwCluster}
 	}
-	objs, err := kube.Gather(ctx, h.rest, opts(ns))
+	first := opts(ns)
+	first.ConfigMaps = func(read []runtime.Object) []kube.ConfigMapRef {
+		var out []kube.ConfigMapRef
+		for _, r := range gateway.ConfigMaps(read, nil) {
+			out = append(out, kube.ConfigMapRef(r))
+		}
+		return out
+	}
+	objs, err := kube.Gather(ctx, h.rest, first)
 	if err != nil || ns == "" {
 		return objs, err
 	}

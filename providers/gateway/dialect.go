@@ -25,6 +25,19 @@ type Options struct {
 	// namespace, "envoy-gateway-system" by default); used to name a Service judged from the
 	// Gateway when none is among the inputs.
 	EnvoyGatewayNamespace string
+	// IstioNamespace is istiod's namespace ("istio-system" by default), where Istio reads a
+	// GatewayClass's defaults ConfigMap.
+	IstioNamespace string
+}
+
+func (o Options) withDefaults() Options {
+	if o.EnvoyGatewayNamespace == "" {
+		o.EnvoyGatewayNamespace = DefaultEnvoyGatewayNamespace
+	}
+	if o.IstioNamespace == "" {
+		o.IstioNamespace = DefaultIstioNamespace
+	}
+	return o
 }
 
 // DefaultEnvoyGatewayNamespace is Envoy Gateway's default namespace (its Helm chart's and
@@ -47,11 +60,12 @@ func NewDialect(inner core.Dialect, opts *Options) *Dialect {
 	if opts != nil {
 		d.opts = *opts
 	}
-	if d.opts.EnvoyGatewayNamespace == "" {
-		d.opts.EnvoyGatewayNamespace = DefaultEnvoyGatewayNamespace
-	}
+	d.opts = d.opts.withDefaults()
 	return d
 }
+
+// Options are the options the dialect was built with, defaults filled in.
+func (d *Dialect) Options() Options { return d.opts }
 
 // Name is the wrapped dialect's: the cloud decides the provider.
 func (d *Dialect) Name() string { return d.inner.Name() }
@@ -208,7 +222,8 @@ type view struct {
 	// merged: Envoy Gateway's one Service for every Gateway of the class (mergeGateways).
 	merged  bool
 	traefik *traefikConfig
-	// istio is the ConfigMap of an Istio Gateway's spec.infrastructure.parametersRef, when known.
+	// istio are the ConfigMaps of an Istio Gateway's class defaults and
+	// spec.infrastructure.parametersRef, those known.
 	istio *istioParameters
 	// cilium is spec.service of the class's CiliumGatewayClassConfig, when known.
 	cilium map[string]any
@@ -236,7 +251,7 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 			}
 		}
 	}
-	v.readParams(c)
+	v.readParams(c, &d.opts)
 	if len(candidates) == 0 && c != nil && (v.impl == EnvoyGateway || v.impl == ImplementationUnknown) {
 		for _, s := range c.ServiceList() {
 			if class, ok := MergedClassOf(s); ok && class == string(gw.Spec.GatewayClassName) && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
@@ -248,7 +263,7 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 		}
 		if v.merged {
 			v.envoyProxy = nil
-			v.readParams(c)
+			v.readParams(c, &d.opts)
 		}
 	}
 	if !v.merged && v.impl == EnvoyGateway && v.envoyProxy != nil && mergeGatewaysOn(v.envoyProxy) {
@@ -423,8 +438,8 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		}
 	case Istio:
 		// pilot/pkg/config/kube/gatewaycommon: named "<gateway>-<class>" unless the Gateway's
-		// gateway.istio.io/name-override says otherwise; the parameters' service overlay is
-		// applied over the rendered Service.
+		// gateway.istio.io/name-override says otherwise; the class defaults' and then the
+		// parameters' service overlays are applied over the rendered Service.
 		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
 		if n := gw.Annotations[istioNameOverride]; n != "" {
 			svc.Name = n
@@ -439,13 +454,11 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		for k, val := range v.istio.serviceMeta("labels") {
 			svc.Labels[k] = val
 		}
-		if v.istio != nil && v.istio.service != nil {
-			if t, ok, _ := unstructured.NestedString(v.istio.service, "spec", "type"); ok && t != "" {
-				svc.Spec.Type = corev1.ServiceType(t)
-			}
-			if p, ok, _ := unstructured.NestedString(v.istio.service, "spec", "externalTrafficPolicy"); ok && p != "" {
-				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-			}
+		if t := v.istio.serviceSpec("type"); t != "" {
+			svc.Spec.Type = corev1.ServiceType(t)
+		}
+		if p := v.istio.serviceSpec("externalTrafficPolicy"); p != "" {
+			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
 		}
 	}
 	return svc

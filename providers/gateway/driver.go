@@ -213,7 +213,7 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	if v.class == nil && req.Cluster != nil && v.gw.Spec.GatewayClassName != "" {
 		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
-	v.readParams(req.Cluster)
+	v.readParams(req.Cluster, &d.dialect.opts)
 	return v, true, nil
 }
 

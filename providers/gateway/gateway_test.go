@@ -879,29 +879,7 @@ func TestMergedGateways(t *testing.T) {
 // fixed on the Gateway (it becomes a change for the user on the ConfigMap), and the Pods'
 // proxy.istio.io/config from its "deployment" overlay configures the proxy.
 func TestIstioParametersConfigMap(t *testing.T) {
-	profile, objs := readExample(t)
-	var kept []runtime.Object
-	for _, o := range objs {
-		if !gateway.IsGateway(o) {
-			kept = append(kept, o)
-		}
-	}
-	kept = append(kept, decode(t, `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: istio}
-spec: {controllerName: istio.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: mesh, namespace: shop}
-spec:
-  gatewayClassName: istio
-  infrastructure:
-    annotations: {service.kubernetes.io/qcloud-loadbalancer-internal-subnetid: subnet-3f9a2c1d}
-    parametersRef: {group: "", kind: ConfigMap, name: mesh-options}
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: v1
+	profile, kept := istioExample(t, true, `apiVersion: v1
 kind: ConfigMap
 metadata: {name: mesh-options, namespace: shop}
 data:
@@ -916,7 +894,7 @@ data:
       template:
         metadata:
           annotations:
-            proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":1}}'`)...)
+            proxy.istio.io/config: '{"gatewayTopology":{"numTrustedProxies":1}}'`)
 	c, err := core.NewCluster(profile, kept...)
 	if err != nil {
 		t.Fatal(err)
@@ -1026,5 +1004,170 @@ spec: {type: LoadBalancer}`)
 	}
 	if kept := gateway.ForGateways(egNS, "envoy-gateway-system", "shop"); len(kept) != 0 {
 		t.Errorf("ForGateways, which does not know shop's Gateways, kept %d objects", len(kept))
+	}
+}
+
+// istioExample is examples/gateway with its Gateways replaced by an Istio class, Gateway
+// shop/mesh (parametersRef, when given, names ConfigMap mesh-options) and the extra documents.
+func istioExample(t *testing.T, parametersRef bool, extra string) (core.ClusterProfile, []runtime.Object) {
+	t.Helper()
+	profile, objs := readExample(t)
+	var kept []runtime.Object
+	for _, o := range objs {
+		if !gateway.IsGateway(o) {
+			kept = append(kept, o)
+		}
+	}
+	ref := ""
+	if parametersRef {
+		ref = "\n    parametersRef: {group: \"\", kind: ConfigMap, name: mesh-options}"
+	}
+	return profile, append(kept, decode(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mesh, namespace: shop}
+spec:
+  gatewayClassName: istio
+  infrastructure:
+    annotations: {service.kubernetes.io/qcloud-loadbalancer-internal-subnetid: subnet-3f9a2c1d}`+ref+`
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+`+extra)...)
+}
+
+// istioDefaults is a class defaults ConfigMap for class istio in namespace ns whose service
+// overlay sets externalTrafficPolicy and prevent-loopback.
+func istioDefaults(ns, name, created, policy string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + name + `
+  namespace: ` + ns + `
+  creationTimestamp: "` + created + `"
+  labels: {gateway.istio.io/defaults-for-class: istio}
+data:
+  service: |
+    metadata:
+      annotations:
+        service.cloud.tencent.com/prevent-loopback: "false"
+    spec:
+      externalTrafficPolicy: ` + policy + `
+`
+}
+
+// TestIstioClassDefaults: Istio applies the service overlay of the class's defaults ConfigMap
+// (in istiod's namespace, labelled gateway.istio.io/defaults-for-class, the oldest of several)
+// before the Gateway's own parametersRef ConfigMap (pilot/pkg/config/kube/gatewaycommon/
+// deploymentcontroller.go render): what the defaults set shapes the Service, the Gateway's
+// own ConfigMap wins over them, and a key only the defaults set is the user's change there.
+func TestIstioClassDefaults(t *testing.T) {
+	d := gateway.NewDialect(tencent.NewDialect(nil), nil)
+	binding := func(t *testing.T, opts *gateway.Options, profile core.ClusterProfile, objs []runtime.Object) core.Binding {
+		t.Helper()
+		c, err := core.NewCluster(profile, objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evaluate(t, gateway.NewDialect(tencent.NewDialect(nil), opts), find(t, objs, "Gateway", "shop", "mesh"), c, profile.Policy).Exposure.Binding
+	}
+	cases := map[string]struct {
+		reason        string
+		parametersRef bool
+		extra         string
+		opts          *gateway.Options
+		want          core.Binding
+	}{
+		"Defaults": {reason: "the class defaults in istio-system set Local",
+			extra: istioDefaults("istio-system", "istio-default-gatewayclass-istio", "2026-01-01T00:00:00Z", "Local"), want: core.NodePortLocal},
+		"OtherNamespace": {reason: "defaults outside istiod's namespace are not Istio's",
+			extra: istioDefaults("shop", "istio-default-gatewayclass-istio", "2026-01-01T00:00:00Z", "Local"), want: core.NodePortCluster},
+		"IstioNamespaceOption": {reason: "istiod installed in another namespace, named by the option",
+			extra: istioDefaults("mesh-system", "istio-default-gatewayclass-istio", "2026-01-01T00:00:00Z", "Local"),
+			opts:  &gateway.Options{IstioNamespace: "mesh-system"}, want: core.NodePortLocal},
+		"Oldest": {reason: "of two defaults for the class, the oldest applies",
+			extra: istioDefaults("istio-system", "b-old", "2025-01-01T00:00:00Z", "Local") + "---\n" + istioDefaults("istio-system", "a-new", "2026-01-01T00:00:00Z", "Cluster"),
+			want:  core.NodePortLocal},
+		"GatewayWins": {reason: "the Gateway's own ConfigMap is applied after the class's",
+			parametersRef: true,
+			extra: istioDefaults("istio-system", "istio-default-gatewayclass-istio", "2026-01-01T00:00:00Z", "Local") + `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mesh-options, namespace: shop}
+data:
+  service: |
+    spec:
+      externalTrafficPolicy: Cluster
+`, want: core.NodePortCluster},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			profile, objs := istioExample(t, tc.parametersRef, tc.extra)
+			if got := binding(t, tc.opts, profile, objs); got != tc.want {
+				t.Errorf("%s: binding %s, want %s", tc.reason, got, tc.want)
+			}
+		})
+	}
+
+	// prevent-loopback is set by the class defaults only: the change is the user's, on that
+	// ConfigMap, not on the Gateway, and not on the Gateway's own ConfigMap that leaves it.
+	profile, objs := istioExample(t, true, istioDefaults("istio-system", "istio-default-gatewayclass-istio", "2026-01-01T00:00:00Z", "Cluster")+`---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mesh-options, namespace: shop}
+data:
+  service: |
+    metadata:
+      labels: {team: shop}
+`)
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwObj := find(t, objs, "Gateway", "shop", "mesh")
+	res := evaluate(t, d, gwObj, c, profile.Policy)
+	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gwObj, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDefaults bool
+	for _, ch := range p.Changes {
+		if ch.Object != nil && ch.Object.Kind == "Gateway" && strings.Contains(ch.Field, "prevent-loopback") {
+			t.Errorf("prevent-loopback planned on the Gateway, where the class defaults would override it: %+v", ch)
+		}
+		if ch.By == core.WriterUser && strings.Contains(ch.Reason.Message, "mesh-options") {
+			t.Errorf("a change names the Gateway's own ConfigMap, which does not set it: %s", ch.Reason.Message)
+		}
+		if ch.By == core.WriterUser && strings.Contains(ch.Reason.Message, "ConfigMap istio-system/istio-default-gatewayclass-istio's service overlay") {
+			onDefaults = true
+		}
+	}
+	if !onDefaults {
+		t.Errorf("decision %s; changes %+v: want a change for the user naming the class defaults ConfigMap", res.Decision.Remedy, p.Changes)
+	}
+}
+
+// TestConfigMapsForIstioGateways: a host reads, for Istio's Gateways, the ConfigMap each
+// Gateway's parametersRef names and the class defaults in Istio's namespace; nothing for
+// another implementation's Gateways.
+func TestConfigMapsForIstioGateways(t *testing.T) {
+	_, objs := istioExample(t, true, "")
+	want := []gateway.ConfigMapRef{
+		{Namespace: "mesh-system", LabelSelector: "gateway.istio.io/defaults-for-class"},
+		{Namespace: "shop", Name: "mesh-options"},
+	}
+	if diff := cmp.Diff(want, gateway.ConfigMaps(objs, &gateway.Options{IstioNamespace: "mesh-system"})); diff != "" {
+		t.Errorf("ConfigMaps (-want +got):\n%s", diff)
+	}
+	_, eg := readExample(t)
+	if got := gateway.ConfigMaps(eg, nil); len(got) != 0 {
+		t.Errorf("ConfigMaps for Envoy Gateway's Gateways: %v, want none", got)
 	}
 }

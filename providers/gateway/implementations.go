@@ -195,9 +195,75 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
+			// Cilium serves CiliumGatewayClassConfig at v2alpha1 only, namespaced
+			// (pkg/k8s/apis/cilium.io/v2alpha1/gatewayclassconfig_types.go).
+			{Group: ciliumGroup, Version: "v2alpha1", Resource: "ciliumgatewayclassconfigs"},
 		}, []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
 		}
+}
+
+// ConfigMapRef names ConfigMaps a host reads for the Gateway layer: the one called Name in
+// Namespace, or, when Name is empty, those of Namespace that LabelSelector selects.
+type ConfigMapRef struct {
+	Namespace, Name, LabelSelector string
+}
+
+// ConfigMaps lists the ConfigMaps the Gateway layer reads for the Gateways among objs besides
+// the cloud controllers' in kube-system, which a host reads anyway: for each Gateway of an
+// Istio GatewayClass (the class must be among objs), the ConfigMap its
+// spec.infrastructure.parametersRef names, in its namespace, and, once, the class defaults in
+// Istio's namespace (opts' IstioNamespace), selected by their label
+// gateway.istio.io/defaults-for-class. A host reads the named ones that exist and the selected
+// ones, and gives them to the dialect with the rest; objs read from one namespace (scan -n)
+// are enough, since a Gateway's own ConfigMap is beside it. opts may be nil.
+func ConfigMaps(objs []runtime.Object, opts *Options) []ConfigMapRef {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	istio := map[string]bool{}
+	for _, obj := range objs {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind().Group == Group && u.GetKind() == "GatewayClass" {
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
+			if ImplementationOf(name) == Istio {
+				istio[u.GetName()] = true
+			}
+		}
+	}
+	if len(istio) == 0 {
+		return nil
+	}
+	var out []ConfigMapRef
+	seen := map[ConfigMapRef]bool{}
+	add := func(r ConfigMapRef) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, obj := range objs {
+		if !IsGateway(obj) {
+			continue
+		}
+		gw, err := AsGateway(obj)
+		if err != nil || !istio[string(gw.Spec.GatewayClassName)] {
+			continue
+		}
+		add(ConfigMapRef{Namespace: o.IstioNamespace, LabelSelector: istioDefaultsForClass})
+		if name, ok := istioParametersRef(gw); ok {
+			add(ConfigMapRef{Namespace: gw.Namespace, Name: name})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out
 }
 
 // Namespaces lists the namespaces, other than the Gateways' own, whose objects the Gateway

@@ -24,7 +24,7 @@ const (
 )
 
 // readParams finds the implementation's own resources that shape the Gateway's Service.
-func (v *view) readParams(c *core.Cluster) {
+func (v *view) readParams(c *core.Cluster, opts *Options) {
 	if c == nil {
 		return
 	}
@@ -47,7 +47,7 @@ func (v *view) readParams(c *core.Cluster) {
 		}
 	case Istio:
 		if v.istio == nil {
-			v.istio = istioParametersOf(v, c)
+			v.istio = istioParametersOf(v, c, opts.IstioNamespace)
 		}
 	case Cilium:
 		if v.cilium == nil {
@@ -297,9 +297,9 @@ func overrideOf(v *view, meta, key string) (override, bool) {
 			}
 		}
 	case v.istio != nil:
-		if _, set := v.istio.serviceMeta(meta)[key]; set {
+		if cm := v.istio.serviceMetaSetter(meta, key); cm != nil {
 			// The overlay is YAML inside the ConfigMap's data: not a field loopguard can own.
-			cm := v.istio.cm
+			// Named is the ConfigMap whose overlay Istio applies last among those that set it.
 			return override{userOwned: true, key: core.ObjectKey{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}}, true
 		}
 	case v.contourDeployment != nil && meta == "annotations":
