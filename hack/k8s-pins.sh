@@ -52,3 +52,18 @@ if [[ -n "$bad" ]]; then
 	exit 1
 fi
 echo "k8s-pins: the $(wc -l <<<"$shared") modules shared with Kubernetes $release are at its versions"
+
+# deploy/test is a module of its own (kustomize stays out of go.mod), built without the
+# workspace. Every module it compiles that loopguard's own builds compile too must be at the same
+# version, or CI compiles everything above it twice: with kustomize/api v0.21.2 (which requires
+# golang.org/x/sys v0.48.0, gnostic-models v0.7.1 and a newer protobuf) deploy/test's go vet and
+# go test compiled client-go and controller-runtime a second time, minutes of a cold run.
+deploy_used="$(cd deploy/test && GOWORK=off go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | grep -v '^github.com/loopguard/loopguard ' | sort -u)"
+bad="$(join <(printf '%s\n' "$deploy_used") <(printf '%s\n' "$used") | awk '$2 != $3 { printf "  %s: %s in deploy/test, %s in hack/newest\n", $1, $2, $3 }')"
+if [[ -n "$bad" ]]; then
+	echo "k8s-pins: deploy/test compiles modules at other versions than loopguard's own builds:"
+	printf '%s\n' "$bad"
+	echo "k8s-pins: in deploy/test, go get MODULE@VERSION (the hack/newest version; an older kustomize if it requires newer ones)"
+	exit 1
+fi
+echo "k8s-pins: deploy/test compiles its $(wc -l <<<"$deploy_used") modules at the versions loopguard's own builds use"
