@@ -1,9 +1,12 @@
 package core
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -21,17 +24,7 @@ type configMapListKey struct{}
 // modify it.
 func (c *Cluster) ServiceList() []*corev1.Service {
 	return c.Memo(serviceListKey{}, func() any {
-		out := make([]*corev1.Service, 0, len(c.services))
-		for _, s := range c.services {
-			out = append(out, s)
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Namespace != out[j].Namespace {
-				return out[i].Namespace < out[j].Namespace
-			}
-			return out[i].Name < out[j].Name
-		})
-		return out
+		return byNamespaceName(slices.Collect(maps.Values(c.services)))
 	}).([]*corev1.Service)
 }
 
@@ -45,13 +38,7 @@ func (c *Cluster) CustomList(group, kind string) []*unstructured.Unstructured {
 				out = append(out, u)
 			}
 		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].GetNamespace() != out[j].GetNamespace() {
-				return out[i].GetNamespace() < out[j].GetNamespace()
-			}
-			return out[i].GetName() < out[j].GetName()
-		})
-		return out
+		return byNamespaceName(out)
 	}).([]*unstructured.Unstructured)
 }
 
@@ -60,16 +47,17 @@ func (c *Cluster) CustomList(group, kind string) []*unstructured.Unstructured {
 // not modify it.
 func (c *Cluster) ConfigMapList() []*corev1.ConfigMap {
 	return c.Memo(configMapListKey{}, func() any {
-		out := make([]*corev1.ConfigMap, 0, len(c.configMaps))
-		for _, cm := range c.configMaps {
-			out = append(out, cm)
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Namespace != out[j].Namespace {
-				return out[i].Namespace < out[j].Namespace
-			}
-			return out[i].Name < out[j].Name
-		})
-		return out
+		return byNamespaceName(slices.Collect(maps.Values(c.configMaps)))
 	}).([]*corev1.ConfigMap)
+}
+
+// byNamespaceName sorts objects in namespace/name order, the order every list above returns.
+func byNamespaceName[T metav1.Object](out []T) []T {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].GetNamespace() != out[j].GetNamespace() {
+			return out[i].GetNamespace() < out[j].GetNamespace()
+		}
+		return out[i].GetName() < out[j].GetName()
+	})
+	return out
 }

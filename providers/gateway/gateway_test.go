@@ -309,11 +309,7 @@ func TestPlanGoesThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := tencentReconciler(t, profile.Policy)
 	p, err := rec.Plan(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
 	if err != nil {
 		t.Fatal(err)
@@ -374,11 +370,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := tencentReconciler(t, profile.Policy)
 	p, err := rec.Plan(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
 	if err != nil {
 		t.Fatal(err)
@@ -422,11 +414,7 @@ func TestGeneratedServiceAloneIsFixedThroughItsGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := tencentReconciler(t, profile.Policy)
 	p, err := rec.Plan(context.Background(), find(t, kept, "Service", "envoy-gateway-system", "envoy-shop-web-97375646"), c)
 	if err != nil {
 		t.Fatal(err)
@@ -456,11 +444,7 @@ func TestRemovalGoesThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := tencentReconciler(t, profile.Policy)
 	p, err := rec.PlanRemoval(context.Background(), find(t, objs, "Gateway", "shop", "web"), c)
 	if err != nil {
 		t.Fatal(err)
@@ -821,11 +805,7 @@ func TestMergedGateways(t *testing.T) {
 		t.Errorf("the merged Service: err = %v, want not exposed, naming the class's Gateways", err)
 	}
 
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := tencentReconciler(t, profile.Policy)
 	// The Gateway, and the Service planned alone (no Gateway among the inputs): never written
 	// directly.
 	var noGateways []runtime.Object
@@ -907,11 +887,7 @@ data:
 	if res.Exposure.Needs.ClientAddress != core.Yes {
 		t.Errorf("Needs.ClientAddress = %v, want yes from the deployment overlay's proxy.istio.io/config; reasons %v", res.Exposure.Needs.ClientAddress, codes(res.Exposure.Reasons))
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gwObj, c)
+	p, err := tencentReconciler(t, profile.Policy).Plan(context.Background(), gwObj, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1127,13 +1103,9 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gwObj := find(t, objs, "Gateway", "shop", "mesh")
 	res := evaluate(t, d, gwObj, c, profile.Policy)
-	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gwObj, c)
+	p, err := tencentReconciler(t, profile.Policy).Plan(context.Background(), gwObj, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1170,4 +1142,15 @@ func TestConfigMapsForIstioGateways(t *testing.T) {
 	if got := gateway.ConfigMaps(eg, nil); len(got) != 0 {
 		t.Errorf("ConfigMaps for Envoy Gateway's Gateways: %v, want none", got)
 	}
+}
+
+// tencentReconciler is the Reconciler these tests plan with: the Gateway dialect around the
+// Tencent provider, under the profile's policy.
+func tencentReconciler(t *testing.T, policy core.Policy) *core.Reconciler {
+	t.Helper()
+	tp, err := tencent.NewProvider(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(policy))
 }
