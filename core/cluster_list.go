@@ -18,6 +18,8 @@ type serviceListKey struct{}
 
 type customListKey struct{ group, kind string }
 
+type customByNamespaceKey struct{ group, kind string }
+
 type configMapListKey struct{}
 
 // ServiceList returns the known Services in namespace/name order. The slice is shared: do not
@@ -40,6 +42,22 @@ func (c *Cluster) CustomList(group, kind string) []*unstructured.Unstructured {
 		}
 		return byNamespaceName(out)
 	}).([]*unstructured.Unstructured)
+}
+
+// CustomListIn returns the known objects of one API group and kind in one namespace, in name
+// order: a policy applies to the targets of its own namespace only, so a dialect that resolves
+// each target's policies reads those of its namespace rather than every one in the cluster
+// (with 5,000 Gateways, scanning all policies for each was most of assess's time). The slice
+// is shared: do not modify it.
+func (c *Cluster) CustomListIn(group, kind, ns string) []*unstructured.Unstructured {
+	byNS := c.Memo(customByNamespaceKey{group, kind}, func() any {
+		m := map[string][]*unstructured.Unstructured{}
+		for _, u := range c.CustomList(group, kind) { // in namespace/name order
+			m[u.GetNamespace()] = append(m[u.GetNamespace()], u)
+		}
+		return m
+	}).(map[string][]*unstructured.Unstructured)
+	return byNS[ns]
 }
 
 // ConfigMapList returns the known ConfigMaps in namespace/name order: a dialect finds some by

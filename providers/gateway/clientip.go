@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,12 +27,7 @@ type listenerPolicy struct {
 // listener no such policy claimed gets the first that targets the whole Gateway (targetRefs
 // without a sectionName, or targetSelectors); a later policy for the same scope is Conflicted.
 func clientTrafficPolicies(gw *gwv1.Gateway, c *core.Cluster) []listenerPolicy {
-	var ps []*unstructured.Unstructured
-	for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-		if p.GetNamespace() == gw.Namespace {
-			ps = append(ps, p)
-		}
-	}
+	ps := slices.Clone(c.CustomListIn(envoyGatewayGroup, kindClientTraffic, gw.Namespace))
 	sort.SliceStable(ps, func(i, j int) bool {
 		ti, tj := ps[i].GetCreationTimestamp(), ps[j].GetCreationTimestamp()
 		if !ti.Equal(&tj) {
@@ -200,8 +196,8 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 		// of the X-Forwarded-For HTTP header to trust when determining the origin client's IP
 		// address", in spec.default or a spec.perPort entry (which replaces the default for
 		// its port). Its targetRefs are LocalPolicyTargetReferences: no sectionName.
-		for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
-			if p.GetNamespace() != v.gw.Namespace || (!targets(p, v.gw.Name) && !selects(p, v.gw.Labels)) {
+		for _, p := range c.CustomListIn(kgatewayGroup, kindListenerPolicy, v.gw.Namespace) {
+			if !targets(p, v.gw.Name) && !selects(p, v.gw.Labels) {
 				continue
 			}
 			def, _, _ := unstructured.NestedMap(p.Object, "spec", "default")

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -177,28 +178,6 @@ func classOf(c *core.Cluster, name string) *unstructured.Unstructured {
 	return nil
 }
 
-// gatewaysOfClass lists the Gateways (ns/name, sorted) of a GatewayClass among the cluster's
-// objects.
-func gatewaysOfClass(c *core.Cluster, class string) []string {
-	var out []string
-	for _, u := range c.CustomList(Group, "Gateway") {
-		if name, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); name == class {
-			out = append(out, u.GetNamespace()+"/"+u.GetName())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func gatewayIn(c *core.Cluster, ns, name string) bool {
-	for _, u := range c.CustomList(Group, "Gateway") {
-		if u.GetNamespace() == ns && u.GetName() == name {
-			return true
-		}
-	}
-	return false
-}
-
 // view is what the Gateway layer knows about one Gateway.
 type view struct {
 	gw    *gwv1.Gateway
@@ -241,25 +220,22 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	}
 	var candidates []*corev1.Service
 	if c != nil {
-		for _, s := range c.ServiceList() {
-			if o, ok := OwnerOf(s); ok && o.Namespace == gw.Namespace && o.Name == gw.Name {
-				candidates = append(candidates, s)
-				if v.impl == ImplementationUnknown {
-					v.impl = o.Implementation
-				}
-				v.owner = o
+		for _, owned := range ownedServices(c)[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}] {
+			candidates = append(candidates, owned.svc)
+			if v.impl == ImplementationUnknown {
+				v.impl = owned.owner.Implementation
 			}
+			v.owner = owned.owner
 		}
 	}
 	v.readParams(c, &d.opts)
 	if len(candidates) == 0 && c != nil && (v.impl == EnvoyGateway || v.impl == ImplementationUnknown) {
-		for _, s := range c.ServiceList() {
-			if class, ok := MergedClassOf(s); ok && class == string(gw.Spec.GatewayClassName) && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
-				candidates = append(candidates, s)
-				v.impl, v.merged = EnvoyGateway, true
-				v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: EnvoyGateway,
-					By: fmt.Sprintf("label %s: %s, one Service for every Gateway of the class (the EnvoyProxy's mergeGateways)", labelEGOwningClass, class)}
-			}
+		class := string(gw.Spec.GatewayClassName)
+		for _, s := range mergedServices(c)[class] {
+			candidates = append(candidates, s)
+			v.impl, v.merged = EnvoyGateway, true
+			v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: EnvoyGateway,
+				By: fmt.Sprintf("label %s: %s, one Service for every Gateway of the class (the EnvoyProxy's mergeGateways)", labelEGOwningClass, class)}
 		}
 		if v.merged {
 			v.envoyProxy = nil

@@ -90,10 +90,7 @@ func istioClassDefaults(c *core.Cluster, ns, class string) *corev1.ConfigMap {
 		return nil
 	}
 	var pick *corev1.ConfigMap
-	for _, cm := range c.ConfigMapList() {
-		if cm.Namespace != ns || cm.Labels[istioDefaultsForClass] != class {
-			continue
-		}
+	for _, cm := range istioDefaults(c)[istioDefaultsKey{ns, class}] {
 		if pick == nil || cm.CreationTimestamp.Before(&pick.CreationTimestamp) ||
 			(cm.CreationTimestamp.Equal(&pick.CreationTimestamp) && cm.Name < pick.Name) {
 			pick = cm

@@ -185,8 +185,8 @@ func contourNeeds(v *view) (need, bool) {
 // Envoy will expect connections to include the PROXY protocol header."
 func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 	gw := v.gw
-	for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
-		if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
+	for _, p := range c.CustomListIn(kgatewayGroup, kindListenerPolicy, gw.Namespace) {
+		if !targets(p, gw.Name) && !selects(p, gw.Labels) {
 			continue
 		}
 		_, byDefault, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "default", "proxyProtocol")

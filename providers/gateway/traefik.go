@@ -122,7 +122,7 @@ func traefikConfigs(c *core.Cluster) []*traefikConfig {
 // status carries (Traefik copied it from there), else a LoadBalancer Service selecting the
 // Traefik Pod.
 func traefikService(v *view, c *core.Cluster) (*corev1.Service, *traefikConfig, string) {
-	configs := traefikConfigs(c)
+	configs := c.Memo(traefikConfigsKey{}, func() any { return traefikConfigs(c) }).([]*traefikConfig)
 	for _, tc := range configs {
 		if tc.statusName != "" && tc.statusNS != "" {
 			if s := c.Service(tc.statusNS, tc.statusName); s != nil {

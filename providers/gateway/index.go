@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/loopguard/loopguard/core"
+)
+
+// A Cluster is read, not changed, once built (core.Cluster.Memo), so the Gateway layer indexes
+// what it would otherwise find by scanning every object for every Gateway: the generated
+// Services by the Gateway they name, Envoy Gateway's merged Services by class, the Gateways by
+// class, Istio's class defaults by namespace and class, Traefik's Pods' static configuration.
+// The scans made assess quadratic in the number of Gateways: BenchmarkAssessGateways
+// (cmd/loopguard), benchstat of 4 runs on 2 shared cores, multi-document YAML, went from 0.28 to
+// 5.5 cpu-s/op between 1,000 and 5,000 Gateways (20x for 5x the objects) before these indexes,
+// and from 0.15 to 0.76 after (5x); memory did not change (52 and 261 MiB/op).
+
+type (
+	ownedServicesKey   struct{}
+	mergedServicesKey  struct{}
+	gatewaysByClassKey struct{}
+	traefikConfigsKey  struct{}
+	istioDefaultsMemo  struct{}
+)
+
+// istioDefaultsKey is a namespace and the class its defaults ConfigMaps are labelled for.
+type istioDefaultsKey struct{ namespace, class string }
+
+// istioDefaults indexes the ConfigMaps labelled gateway.istio.io/defaults-for-class by their
+// namespace and class, in namespace/name order.
+func istioDefaults(c *core.Cluster) map[istioDefaultsKey][]*corev1.ConfigMap {
+	return c.Memo(istioDefaultsMemo{}, func() any {
+		m := map[istioDefaultsKey][]*corev1.ConfigMap{}
+		for _, cm := range c.ConfigMapList() {
+			if class := cm.Labels[istioDefaultsForClass]; class != "" {
+				k := istioDefaultsKey{cm.Namespace, class}
+				m[k] = append(m[k], cm)
+			}
+		}
+		return m
+	}).(map[istioDefaultsKey][]*corev1.ConfigMap)
+}
+
+// ownedService is a Service a Gateway's implementation generated, with how it is known.
+type ownedService struct {
+	svc   *corev1.Service
+	owner Owner
+}
+
+// ownedServices indexes the cluster's Services by the Gateway that generated them (OwnerOf),
+// each list in namespace/name order.
+func ownedServices(c *core.Cluster) map[types.NamespacedName][]ownedService {
+	return c.Memo(ownedServicesKey{}, func() any {
+		m := map[types.NamespacedName][]ownedService{}
+		for _, s := range c.ServiceList() {
+			if o, ok := OwnerOf(s); ok {
+				k := types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
+				m[k] = append(m[k], ownedService{svc: s, owner: o})
+			}
+		}
+		return m
+	}).(map[types.NamespacedName][]ownedService)
+}
+
+// mergedServices indexes the LoadBalancer Services Envoy Gateway generates for every Gateway
+// of a class (MergedClassOf) by that class, in namespace/name order.
+func mergedServices(c *core.Cluster) map[string][]*corev1.Service {
+	return c.Memo(mergedServicesKey{}, func() any {
+		m := map[string][]*corev1.Service{}
+		for _, s := range c.ServiceList() {
+			if class, ok := MergedClassOf(s); ok && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+				m[class] = append(m[class], s)
+			}
+		}
+		return m
+	}).(map[string][]*corev1.Service)
+}
+
+// gatewaysOfClass lists the Gateways (ns/name, sorted) of a GatewayClass among the cluster's
+// objects.
+func gatewaysOfClass(c *core.Cluster, class string) []string {
+	return c.Memo(gatewaysByClassKey{}, func() any {
+		m := map[string][]string{}
+		for _, u := range c.CustomList(Group, "Gateway") {
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
+			m[name] = append(m[name], u.GetNamespace()+"/"+u.GetName())
+		}
+		for _, l := range m {
+			sort.Strings(l)
+		}
+		return m
+	}).(map[string][]string)[class]
+}
+
+// gatewayIn reports whether the cluster's objects hold the Gateway ns/name.
+func gatewayIn(c *core.Cluster, ns, name string) bool {
+	return c.Custom(Group, "Gateway", ns, name) != nil
+}
