@@ -121,11 +121,13 @@ fuzz-guided:
 
 ## envoy-gateway: the Gateway API proof against Envoy Gateway's real controller (docs/gateway.md;
 ## builds and caches Envoy Gateway once: 331 s of CPU cold, then the three tests take ~50 s;
-## root); .ci/run runs it after make test, which counts those tests as skipped
+## root); .ci/run runs it beside its other steps, and make test counts those tests as skipped
+## (TESTSUMMARY: where to build hack/testsummary, so two makes at once do not share the file)
+TESTSUMMARY ?= bin/testsummary
 envoy-gateway:
-	$(GO) build -o bin/testsummary ./hack/testsummary
+	$(GO) build -o $(TESTSUMMARY) ./hack/testsummary
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" LOOPGUARD_ENVOY_GATEWAY="$$(hack/envoy-gateway.sh)" \
-		$(GO) test -json -count=1 $(TESTFLAGS) -run '^TestEnvoyGateway' ./providers/gateway/ | bin/testsummary
+		$(GO) test -json -count=1 $(TESTFLAGS) -run '^TestEnvoyGateway' ./providers/gateway/ | $(TESTSUMMARY)
 
 ## update: rewrite the CLI's golden files and docs/reasons.md after an intended change
 update:
