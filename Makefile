@@ -16,7 +16,13 @@ export CGO_ENABLED ?= 0
 # (CI's way) reuses the Go build cache for loopguard's own packages and go test's cache for
 # packages whose code and inputs did not change ("(cached)" in the output; make test counts
 # them). The binaries hack/ builds use it too, for the same compiled packages.
-export GOFLAGS := -trimpath $(GOFLAGS)
+# -ldflags=-w: test binaries are linked without DWARF, which go test never reads (stack traces
+# come from the binary's own line tables) and which was more than half of each link: a test
+# binary of cmd/loopguard, providers/tencent or internal/campaign took 8-8.7 s of CPU to link
+# with it and 3.7-4.2 s without, and make test, fuzz-short and hosts link about 45 of them on a
+# cold machine. A command line's own -ldflags (make build's version stamp) replaces it, and a
+# debugger wants `go test -c` without make.
+export GOFLAGS := -trimpath -ldflags=-w $(GOFLAGS)
 
 # The root go.mod requires the floor of the Kubernetes support window (1.35), so a host that
 # adds loopguard keeps its k8s.io/* versions; loopguard's own builds and tests run on the

@@ -45,7 +45,8 @@ main() {
 	source "$ROOT/hack/lib/binary-cache.sh"
 	# -trimpath as the Makefile builds: the packages make test compiled, and the results of tests
 	# whose code and build list did not change, come from the Go caches.
-	export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath" LC_ALL=C
+	# -ldflags=-w: the tests' binaries are linked without DWARF, as make's are (Makefile).
+	export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath -ldflags=-w" LC_ALL=C
 	GO="${GO:-go}"
 	UPDATE=0
 	[[ "${1:-}" == "--update" ]] && UPDATE=1
