@@ -132,17 +132,17 @@ func describe(groups []policyGroup, what string) string {
 // optional: true also accepts connections without the header, supersedes the deprecated
 // spec.enableProxyProtocol). A listener that requires the header makes the Gateway's backends
 // need it; the report names the listeners.
-func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool) {
+func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	lps := clientTrafficPolicies(v.gw, c)
 	required := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Yes })
 	if len(required) > 0 {
-		return need{fact: core.Yes, msg: describe(required, "spec.proxyProtocol (or enableProxyProtocol: true)") + ": Envoy Gateway's listeners there require the header."}, true
+		return need{fact: core.Yes, msg: describe(required, "spec.proxyProtocol (or enableProxyProtocol: true)") + ": Envoy Gateway's listeners there require the header."}, true, nil
 	}
 	optional := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Unknown })
 	if len(optional) > 0 {
-		return need{fact: core.Unknown, msg: describe(optional, "spec.proxyProtocol.optional: true") + ": Envoy accepts connections with and without the header there."}, true
+		return need{fact: core.Unknown, msg: describe(optional, "spec.proxyProtocol.optional: true") + ": Envoy accepts connections with and without the header there."}, true, nil
 	}
-	return need{}, false
+	return need{}, false, nil
 }
 
 // egProxyProtocol is Yes when the policy requires the PROXY header, Unknown when it accepts it
@@ -170,14 +170,16 @@ type clientAddress struct {
 // clientAddressOf reads the implementation's client-IP settings: a proxy told where the
 // client's address is uses it, so a remedy that replaces it (LB source NAT without a PROXY
 // header) costs the backends (core's LBDependence.ClientAddress). ok is false when nothing
-// loopguard reads configures it.
-func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
+// loopguard reads configures it; err is bad input in what it read (inputError).
+func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 	if c == nil {
-		return clientAddress{}, false
+		return clientAddress{}, false, nil
 	}
 	switch v.impl {
 	case EnvoyGateway, ImplementationUnknown:
 		return envoyGatewayClientAddress(v, c)
+	case Traefik:
+		return traefikClientAddress(v, v.traefik)
 	case NGINXGatewayFabric:
 		// apis/v1alpha2/nginxproxy_types.go (v2.6.7) RewriteClientIP: mode XForwardedFor sets
 		// real_ip_header X-Forwarded-For and trustedAddresses set_real_ip_from ("If no
@@ -188,7 +190,7 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 			trusted, _, _ := unstructured.NestedSlice(np.Object, "spec", "rewriteClientIP", "trustedAddresses")
 			if mode == "XForwardedFor" && len(trusted) > 0 {
 				return clientAddress{why: fmt.Sprintf("NginxProxy %s/%s sets spec.rewriteClientIP.mode: XForwardedFor with %d trusted address(es): NGINX takes the client address from X-Forwarded-For of connections from those addresses, else the connection's source.",
-					np.GetNamespace(), np.GetName(), len(trusted))}, true
+					np.GetNamespace(), np.GetName(), len(trusted))}, true, nil
 			}
 			if mode != "" {
 				break // the first NginxProxy that sets a mode is the one in effect
@@ -226,7 +228,7 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 				}
 			}
 			if len(on) > 0 {
-				return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets httpSettings.xffNumTrustedHops (%v) for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by that many proxies in front.", p.GetNamespace(), p.GetName(), hops, onListeners(on))}, true
+				return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets httpSettings.xffNumTrustedHops (%v) for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by that many proxies in front.", p.GetNamespace(), p.GetName(), hops, onListeners(on))}, true, nil
 			}
 		}
 	case Istio:
@@ -244,11 +246,11 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 				continue
 			}
 			if n, ok, _ := unstructured.NestedFieldNoCopy(m, "gatewayTopology", "numTrustedProxies"); ok && fmt.Sprint(n) != "0" {
-				return clientAddress{why: fmt.Sprintf("The %s annotation sets gatewayTopology.numTrustedProxies: %v: the Istio gateway takes the client address from X-Forwarded-For set by that many proxies in front.", istioProxyConfigAnn, n)}, true
+				return clientAddress{why: fmt.Sprintf("The %s annotation sets gatewayTopology.numTrustedProxies: %v: the Istio gateway takes the client address from X-Forwarded-For set by that many proxies in front.", istioProxyConfigAnn, n)}, true, nil
 			}
 		}
 	}
-	return clientAddress{}, false
+	return clientAddress{}, false, nil
 }
 
 // envoyGatewayClientAddress reads spec.clientIPDetection of the ClientTrafficPolicies that
@@ -257,14 +259,14 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool) {
 // failClosed) or directSourceIP). customHeader with failClosed: true answers a request without
 // the header 403 Forbidden: an in-cluster client that does not send it fails on every path,
 // which is a note, not a loop.
-func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool) {
+func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool, error) {
 	lps := clientTrafficPolicies(v.gw, c)
 	groups := byPolicy(lps, func(p *unstructured.Unstructured) bool {
 		m, ok, _ := unstructured.NestedMap(p.Object, "spec", "clientIPDetection")
 		return ok && len(m) > 0
 	})
 	if len(groups) == 0 {
-		return clientAddress{}, false
+		return clientAddress{}, false, nil
 	}
 	var out clientAddress
 	parts := make([]string, len(groups))
@@ -285,7 +287,7 @@ func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool) {
 		parts[i] = fmt.Sprintf("ClientTrafficPolicy %s/%s sets spec.clientIPDetection for listener %s: Envoy takes the client address from %s", g.policy.GetNamespace(), g.policy.GetName(), onListeners(g.listeners), from)
 	}
 	out.why = strings.Join(parts, "; ") + "."
-	return out, true
+	return out, true, nil
 }
 
 // intOf reads a number of an unstructured object: int64 from the API server and the manifest

@@ -129,6 +129,15 @@ func refOf(gw *gwv1.Gateway) core.ObjectRef {
 	return core.ObjectRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
 }
 
+// inputError is bad input in an object the Gateway's evaluation reads besides the Gateway (a
+// policy, a ListenerSet, an implementation's configuration, a proxy's Pod): the Gateway is not
+// judged, and the error names that object and its field, so that a typo is not taken for a
+// setting left unset. A field of the Gateway itself is a *core.InvalidError instead, which
+// hosts locate in the Gateway's manifest.
+func inputError(gw *gwv1.Gateway, kind, ns, name string, fe *field.Error) error {
+	return &core.KindError{Kind: core.ErrInvalid, Object: refOf(gw), Msg: fmt.Sprintf("%s %s/%s: %s", kind, ns, name, fe.Error())}
+}
+
 // KeyOf is the Gateway's ObjectKey for a cluster change.
 func KeyOf(gw *gwv1.Gateway) core.ObjectKey {
 	return core.ObjectKey{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
@@ -536,7 +545,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 	} else {
 		lead = append(lead, ruleGeneratedService.Because(fmt.Sprintf("%s generated Service %s/%s for this Gateway (%s).", implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
 	}
-	if need, ok := proxyNeeds(v, c); ok {
+	need, ok, err := proxyNeeds(v, c)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		switch need.fact {
 		case core.Yes:
 			e.Needs.ProxyHeader = core.Yes
@@ -572,7 +585,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 		e.Notes = append(e.Notes, ruleMergedGateways.Because(fmt.Sprintf("GatewayClass %s merges its Gateways (the EnvoyProxy's mergeGateways): Service %s/%s is one for all of them; %s. Its verdict and its fix are shared; annotations and labels go on the EnvoyProxy's envoyService, since Envoy Gateway takes the Service's from only one of the Gateways.",
 			gw.Spec.GatewayClassName, v.svc.Namespace, v.svc.Name, others)))
 	}
-	if ca, ok := clientAddressOf(v, c); ok {
+	ca, ok, err := clientAddressOf(v, c)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		e.Needs.ClientAddress = core.Yes
 		lead = append(lead, ruleClientAddress.Because(ca.why))
 		e.Notes = append(e.Notes, ca.notes...)

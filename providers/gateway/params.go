@@ -165,25 +165,25 @@ func gatewayParametersOf(v *view, c *core.Cluster) map[string]any {
 //
 // The ContourDeployment is the provisioner's only source of that setting, so when the class
 // names none, or the one it names is among the inputs and leaves it off, Envoy reads no header.
-func contourNeeds(v *view) (need, bool) {
+func contourNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	cd := v.contourDeployment
 	if cd == nil {
 		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
-			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true
+			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true, nil
 		}
-		return need{}, false
+		return need{}, false, nil
 	}
 	if on, ok, _ := unstructured.NestedBool(cd.Object, "spec", "runtimeSettings", "envoy", "listener", "useProxyProtocol"); ok && on {
-		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true
+		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true, nil
 	}
-	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true
+	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true, nil
 }
 
 // kgatewayNeeds: a ListenerPolicy (api/v1alpha1/kgateway/listener_policy_types.go) in the
 // Gateway's namespace that targets it by targetRefs or targetSelectors sets proxyProtocol in
 // spec.default or, replacing the default for one port, in spec.perPort[].listener: "When set,
 // Envoy will expect connections to include the PROXY protocol header."
-func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
+func kgatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	gw := v.gw
 	for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
 		if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
@@ -218,10 +218,10 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 			}
 		}
 		if len(ports) > 0 {
-			return need{fact: core.Yes, msg: fmt.Sprintf("ListenerPolicy %s/%s sets proxyProtocol for port %s: kgateway's Envoy requires the header there.", p.GetNamespace(), p.GetName(), strings.Join(ports, ", "))}, true
+			return need{fact: core.Yes, msg: fmt.Sprintf("ListenerPolicy %s/%s sets proxyProtocol for port %s: kgateway's Envoy requires the header there.", p.GetNamespace(), p.GetName(), strings.Join(ports, ", "))}, true, nil
 		}
 	}
-	return need{}, false
+	return need{}, false, nil
 }
 
 // selects reports whether a policy's targetSelectors pick a Gateway of the policy's namespace
