@@ -28,8 +28,10 @@ import (
 //     when one comes (pkg/server/server_entrypoint_tcp.go, buildProxyProtocolListener: policy USE
 //     for trusted sources, IGNORE otherwise; github.com/pires/go-proxyproto policy.go: USE takes
 //     the address from the header, REQUIRE alone refuses a connection without one). With
-//     neither, Traefik does not build the entry point: ip.NewChecker refuses an empty list, "no
-//     trusted IPs provided" (pkg/ip/checker.go, v3.7.9), so no PROXY setting is read from it;
+//     neither, Traefik cannot build the entry point: ip.NewChecker refuses an empty list, "no
+//     trusted IPs provided" (pkg/ip/checker.go, v3.7.9), and Traefik does not start
+//     (NewTCPEntryPoints returns the error to cmd/traefik/traefik.go setupServer), so no PROXY
+//     setting is read from it;
 //   - --entrypoints.<name>.forwardedheaders.trustedips / .insecure: Traefik keeps the
 //     X-Forwarded-* headers of a request from those sources (from any, insecure) and deletes them
 //     from any other before it appends the connection's source to X-Forwarded-For
@@ -39,7 +41,7 @@ import (
 //     the client address from X-Forwarded-For set by the hops in front, Traefik's equivalent of
 //     Envoy Gateway's clientIPDetection.xForwardedFor.trustedCIDRs. Both trusted lists are IPs or
 //     CIDRs, comma-separated (docs/content/reference/install-configuration/entrypoints.md); one
-//     that is neither fails ip.NewChecker, and Traefik does not build the entry point.
+//     that is neither fails ip.NewChecker, and Traefik does not start either.
 const (
 	traefikProviderFlag   = "--providers.kubernetesgateway"
 	traefikStatusSvcName  = "--providers.kubernetesgateway.statusaddress.service.name"
@@ -230,7 +232,7 @@ func (ep *traefikEntryPoint) checkTrusted(v *view, tc *traefikConfig, field, lis
 		}
 		if _, _, err := net.ParseCIDR(entry); err != nil {
 			return inputError(v.gw, "Pod", tc.pod.Namespace, tc.pod.Name, fieldpath.Invalid(fieldpath.NewPath("argument "+ep.written[field]), entry,
-				"neither an IP address nor a CIDR: Traefik does not build the entry point (pkg/ip/checker.go NewChecker, v3.7.9)"))
+				"neither an IP address nor a CIDR: Traefik cannot build the entry point and does not start (pkg/ip/checker.go NewChecker, v3.7.9)"))
 		}
 	}
 	return nil
@@ -238,7 +240,7 @@ func (ep *traefikEntryPoint) checkTrusted(v *view, tc *traefikConfig, field, lis
 
 // traefikNeeds: the entry points that serve the Gateway's listeners read a PROXY header when
 // one comes but do not require it. An entry point with proxyProtocol but neither trustedIPs nor
-// insecure is not built by Traefik, so it says nothing here.
+// insecure cannot be built (Traefik does not start), so it says nothing here.
 func traefikNeeds(v *view, tc *traefikConfig) (need, bool, error) {
 	if tc == nil {
 		return need{}, false, nil

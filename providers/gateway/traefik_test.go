@@ -89,8 +89,8 @@ func TestTraefikForwardedHeaders(t *testing.T) {
 			has: []string{"web (:8000, listener web, forwardedHeaders.trustedIPs: from 10.0.0.0/8)"}},
 		"BadTrustedIP": {args: `    - --entryPoints.web.forwardedHeaders.trustedIPs=10.0.0.0/8,10.1.0.0/33`,
 			invalid: `Pod traefik/traefik-7d9c5b6f4-x2lqz: argument --entryPoints.web.forwardedHeaders.trustedIPs: Invalid value: "10.1.0.0/33"`},
-		// Traefik does not build an entry point with proxyProtocol and no trusted source
-		// (ip.NewChecker: "no trusted IPs provided"): it reads no header there.
+		// Traefik cannot build an entry point with proxyProtocol and no trusted source
+		// (ip.NewChecker: "no trusted IPs provided") and does not start: no header is read there.
 		"ProxyProtocolWithoutTrust": {want: core.Unknown, args: `    - --entryPoints.web.proxyProtocol
     - --entryPoints.websecure.proxyProtocol.trustedIPs=10.0.0.0/8`,
 			proxy: "websecure (:8443, listener websecure, proxyProtocol trustedIPs 10.0.0.0/8)", absent: []string{"web (:8000"}},
