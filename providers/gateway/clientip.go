@@ -180,6 +180,8 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 		return envoyGatewayClientAddress(v, c)
 	case Traefik:
 		return traefikClientAddress(v, v.traefik)
+	case Contour:
+		return contourClientAddress(v, c)
 	case NGINXGatewayFabric:
 		// apis/v1alpha2/nginxproxy_types.go (v2.6.7) RewriteClientIP: mode XForwardedFor sets
 		// real_ip_header X-Forwarded-For and trustedAddresses set_real_ip_from ("If no

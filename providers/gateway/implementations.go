@@ -193,6 +193,9 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
 			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
 			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
+			// The ContourConfiguration Contour's provisioner made for each Gateway
+			// (contourRuntimeOf).
+			{Group: contourGroup, Version: "v1alpha1", Resource: "contourconfigurations"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
 			// Cilium serves CiliumGatewayClassConfig at v2alpha1 only, namespaced

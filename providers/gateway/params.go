@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -155,28 +157,114 @@ func gatewayParametersOf(v *view, c *core.Cluster) map[string]any {
 	return out
 }
 
-// contourNeeds: ContourDeployment spec.runtimeSettings (Contour's ContourConfigurationSpec,
-// copied whole into the Gateway's ContourConfiguration, internal/provisioner/objects/
-// contourconfig/contourconfig.go) envoy.listener.useProxyProtocol: "Use PROXY protocol for all
-// listeners" (apis/projectcontour/v1alpha1/contourconfig.go); Contour then puts Envoy's
-// proxy_protocol listener filter with its defaults on every listener
-// (internal/xdscache/v3/listener.go, internal/envoy/v3/listener.go ProxyProtocol), which
-// refuses a connection without the header.
+// contourRuntime is the configuration Contour runs the Gateway's Envoy with
+// (apis/projectcontour/v1alpha1/contourconfig.go ContourConfigurationSpec), where loopguard
+// finds it, read at Contour v1.33.6:
+//   - the ContourConfiguration the gateway provisioner made for the Gateway,
+//     "contourconfig-<gateway>" in the Gateway's namespace (internal/provisioner/model/names.go
+//     ContourConfigurationName), when among the inputs: the provisioned Contour reads it
+//     (--contour-config-name, internal/provisioner/objects/deployment/deployment.go; cmd/contour/
+//     serve.go getConfig overlays it on the defaults);
+//   - else the class's ContourDeployment spec.runtimeSettings, which the provisioner copies whole
+//     into that ContourConfiguration when it creates it
+//     (internal/provisioner/objects/contourconfig/contourconfig.go EnsureContourConfig; its
+//     updater sets only the Gateway and Envoy Service references afterwards, so a later change
+//     of the ContourDeployment's runtimeSettings reaches an existing ContourConfiguration
+//     only when loopguard reads that ContourConfiguration itself).
+type contourRuntime struct {
+	obj  *unstructured.Unstructured
+	kind string
+	// at is the path of the ContourConfigurationSpec in obj.
+	at []string
+}
+
+// kindContourConfiguration is Contour's runtime configuration (projectcontour.io/v1alpha1).
+const kindContourConfiguration = "ContourConfiguration"
+
+func contourRuntimeOf(v *view, c *core.Cluster) (contourRuntime, bool) {
+	if c != nil {
+		if cc := c.Custom(contourGroup, kindContourConfiguration, v.gw.Namespace, "contourconfig-"+v.gw.Name); cc != nil {
+			return contourRuntime{obj: cc, kind: kindContourConfiguration, at: []string{"spec"}}, true
+		}
+	}
+	if cd := v.contourDeployment; cd != nil {
+		return contourRuntime{obj: cd, kind: kindContourDeployment, at: []string{"spec", "runtimeSettings"}}, true
+	}
+	return contourRuntime{}, false
+}
+
+// field reads a field under the ContourConfigurationSpec; path names it for messages.
+func (r contourRuntime) field(fields ...string) (value any, path string, ok bool) {
+	full := append(append([]string(nil), r.at...), fields...)
+	value, ok, _ = unstructured.NestedFieldNoCopy(r.obj.Object, full...)
+	return value, strings.Join(full, "."), ok
+}
+
+func (r contourRuntime) String() string {
+	return fmt.Sprintf("%s %s/%s", r.kind, r.obj.GetNamespace(), r.obj.GetName())
+}
+
+// contourNeeds: envoy.listener.useProxyProtocol of the Gateway's Contour configuration
+// (contourRuntime): "Use PROXY protocol for all listeners"
+// (apis/projectcontour/v1alpha1/contourconfig.go); Contour then puts Envoy's proxy_protocol
+// listener filter with its defaults on every listener (internal/xdscache/v3/listener.go,
+// internal/envoy/v3/listener.go ProxyProtocol), which refuses a connection without the header.
 //
-// The ContourDeployment is the provisioner's only source of that setting, so when the class
-// names none, or the one it names is among the inputs and leaves it off, Envoy reads no header.
+// The ContourConfiguration, or the ContourDeployment it is made from, is the provisioner's only
+// source of that setting, so when the class names none, or the one loopguard reads leaves it
+// off, Envoy reads no header.
 func contourNeeds(v *view, c *core.Cluster) (need, bool, error) {
-	cd := v.contourDeployment
-	if cd == nil {
+	rt, ok := contourRuntimeOf(v, c)
+	if !ok {
 		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
 			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true, nil
 		}
 		return need{}, false, nil
 	}
-	if on, ok, _ := unstructured.NestedBool(cd.Object, "spec", "runtimeSettings", "envoy", "listener", "useProxyProtocol"); ok && on {
-		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true, nil
+	val, path, set := rt.field("envoy", "listener", "useProxyProtocol")
+	on, isBool := val.(bool)
+	if set && !isBool {
+		return need{}, false, inputError(v.gw, rt.kind, rt.obj.GetNamespace(), rt.obj.GetName(), field.Invalid(field.NewPath(path), val, "must be true or false"))
 	}
-	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true, nil
+	if on {
+		return need{fact: core.Yes, msg: fmt.Sprintf("%s sets %s: true: Contour's Envoy requires the header on every listener.", rt, path)}, true, nil
+	}
+	return need{fact: core.No, msg: fmt.Sprintf("%s does not set %s: Contour's Envoy reads no PROXY header.", rt, path)}, true, nil
+}
+
+// contourClientAddress: envoy.network.numTrustedHops of the Gateway's Contour configuration
+// (contourRuntime), NetworkParameters.XffNumTrustedHops, "the number of additional ingress
+// proxy hops from the right side of the x-forwarded-for HTTP header to trust when determining
+// the origin client's IP address" (apis/projectcontour/v1alpha1/contourconfig.go, a uint32,
+// Contour's default 0), set as the connection manager's xff_num_trusted_hops on every HTTP
+// listener (internal/xdscache/v3/listener.go): kgateway's xffNumTrustedHops, in Contour.
+func contourClientAddress(v *view, c *core.Cluster) (clientAddress, bool, error) {
+	rt, ok := contourRuntimeOf(v, c)
+	if !ok {
+		return clientAddress{}, false, nil
+	}
+	val, path, set := rt.field("envoy", "network", "numTrustedHops")
+	if !set {
+		return clientAddress{}, false, nil
+	}
+	n, err := trustedHops(val)
+	if err != nil {
+		return clientAddress{}, false, inputError(v.gw, rt.kind, rt.obj.GetNamespace(), rt.obj.GetName(), field.Invalid(field.NewPath(path), val, err.Error()))
+	}
+	if n == 0 {
+		return clientAddress{}, false, nil
+	}
+	return clientAddress{why: fmt.Sprintf("%s sets %s: %d: Contour's Envoy takes the client address from X-Forwarded-For set by that many proxies in front (Contour apis/projectcontour/v1alpha1/contourconfig.go NetworkParameters, v1.33.6).", rt, path, n)}, true, nil
+}
+
+// trustedHops reads a hop count, a uint32 in each implementation's API (Envoy's
+// xff_num_trusted_hops).
+func trustedHops(v any) (int64, error) {
+	n, ok := intOf(v)
+	if !ok || n < 0 || n > math.MaxUint32 {
+		return 0, fmt.Errorf("must be a whole number from 0 to %d", uint32(math.MaxUint32))
+	}
+	return n, nil
 }
 
 // kgatewayNeeds: a ListenerPolicy (api/v1alpha1/kgateway/listener_policy_types.go) in the
