@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
@@ -15,20 +14,41 @@ import (
 // listenerPolicy is the ClientTrafficPolicy Envoy Gateway applies to one listener, nil when
 // none does.
 type listenerPolicy struct {
-	listener gwv1.Listener
+	listener listener
 	policy   *unstructured.Unstructured
 }
 
-// clientTrafficPolicies resolves, listener by listener, the ClientTrafficPolicy Envoy Gateway
-// applies (internal/gatewayapi/clienttrafficpolicy.go, v1.9.0): policies are taken in order of
-// creation, then namespace/name (internal/gatewayapi/resource/resource.go); a listener gets the
-// first whose targetRefs name the Gateway with that listener as sectionName, and only a
-// listener no such policy claimed gets the first that targets the whole Gateway (targetRefs
-// without a sectionName, or targetSelectors); a later policy for the same scope is Conflicted.
-func clientTrafficPolicies(gw *gwv1.Gateway, c *core.Cluster) []listenerPolicy {
+// clientTrafficPolicies resolves, listener by listener (the Gateway's own and those of the
+// ListenerSets attached to it), the ClientTrafficPolicy Envoy Gateway applies
+// (internal/gatewayapi/clienttrafficpolicy.go ProcessClientTrafficPolicies, v1.9.1). Policies
+// are taken in order of creation, then namespace/name (internal/gatewayapi/resource/resource.go),
+// in three passes, the first policy claiming a scope and a later one for the same scope being
+// Conflicted:
+//  1. targetRefs with a sectionName: a Gateway's listener gets the first policy of the
+//     Gateway's namespace naming the Gateway with that listener; a ListenerSet's listener the
+//     first policy of the ListenerSet's namespace naming that ListenerSet with it (targetRefs
+//     name targets in the policy's own namespace, internal/gatewayapi/helpers.go
+//     resolvePolicyTargetsFromReferences);
+//  2. each ListenerSet's listeners no section policy claimed get the first policy for the whole
+//     ListenerSet: targetRefs without a sectionName, or targetSelectors of kind ListenerSet
+//     ("ListenerSet-wide policies are processed before Gateway-wide so that the more specific
+//     target always wins");
+//  3. every listener still unclaimed, the ListenerSets' included, gets the first policy for the
+//     whole Gateway (targetRefs without a sectionName, or targetSelectors).
+//
+// Envoy Gateway also applies a Gateway sectionName that names no listener of the Gateway's own
+// to the first ListenerSet listener of that name, and a later whole-scope policy over it again;
+// loopguard does not follow that case. A targetSelector loopguard cannot read is bad input
+// (selects).
+func clientTrafficPolicies(v *view, c *core.Cluster) ([]listenerPolicy, error) {
+	gw := v.gw
+	namespaces := map[string]bool{gw.Namespace: true}
+	for _, ls := range v.sets.attached {
+		namespaces[ls.GetNamespace()] = true
+	}
 	var ps []*unstructured.Unstructured
 	for _, p := range c.CustomList(envoyGatewayGroup, kindClientTraffic) {
-		if p.GetNamespace() == gw.Namespace {
+		if namespaces[p.GetNamespace()] {
 			ps = append(ps, p)
 		}
 	}
@@ -37,57 +57,131 @@ func clientTrafficPolicies(gw *gwv1.Gateway, c *core.Cluster) []listenerPolicy {
 		if !ti.Equal(&tj) {
 			return ti.Before(&tj)
 		}
+		if ps[i].GetNamespace() != ps[j].GetNamespace() {
+			return ps[i].GetNamespace() < ps[j].GetNamespace()
+		}
 		return ps[i].GetName() < ps[j].GetName()
 	})
+	own := map[string]bool{}
+	for _, l := range gw.Spec.Listeners {
+		own[string(l.Name)] = true
+	}
+	inSet := map[string]bool{} // sectionKey of each ListenerSet listener
+	for _, l := range v.listeners {
+		if l.set != nil {
+			inSet[sectionKey(l)] = true
+		}
+	}
+	// 1. Sections.
 	section := map[string]*unstructured.Unstructured{}
-	var whole *unstructured.Unstructured
+	claim := func(key string, p *unstructured.Unstructured) {
+		if section[key] == nil {
+			section[key] = p
+		}
+	}
 	for _, p := range ps {
-		all, sections := targetRefsTo(p, gw.Name)
-		for _, s := range sections {
-			if section[s] == nil {
-				section[s] = p
+		for _, r := range policyTargetRefs(p) {
+			switch {
+			case r.section == "":
+			case r.kind == "Gateway" && r.name == gw.Name && p.GetNamespace() == gw.Namespace && own[r.section]:
+				claim(r.section, p)
+			case r.kind == kindListenerSet:
+				if key := p.GetNamespace() + "/" + r.name + "/" + r.section; inSet[key] {
+					claim(key, p)
+				}
 			}
 		}
-		if whole == nil && (all || selects(p, gw.Labels)) {
+	}
+	// 2. Whole ListenerSets.
+	setWhole := map[*unstructured.Unstructured]*unstructured.Unstructured{}
+	for _, p := range ps {
+		for _, ls := range v.sets.attached {
+			if setWhole[ls] != nil || p.GetNamespace() != ls.GetNamespace() {
+				continue
+			}
+			picked, err := selects(gw, p, kindListenerSet, ls.GetLabels())
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range policyTargetRefs(p) {
+				picked = picked || (r.kind == kindListenerSet && r.name == ls.GetName() && r.section == "")
+			}
+			if picked {
+				setWhole[ls] = p
+			}
+		}
+	}
+	// 3. The whole Gateway.
+	var whole *unstructured.Unstructured
+	for _, p := range ps {
+		if whole != nil || p.GetNamespace() != gw.Namespace {
+			continue
+		}
+		picked, err := selects(gw, p, "Gateway", gw.Labels)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range policyTargetRefs(p) {
+			picked = picked || (r.kind == "Gateway" && r.name == gw.Name && r.section == "")
+		}
+		if picked {
 			whole = p
 		}
 	}
-	out := make([]listenerPolicy, len(gw.Spec.Listeners))
-	for i, l := range gw.Spec.Listeners {
-		out[i] = listenerPolicy{listener: l, policy: whole}
-		if p := section[string(l.Name)]; p != nil {
-			out[i].policy = p
+	out := make([]listenerPolicy, len(v.listeners))
+	for i, l := range v.listeners {
+		p := section[sectionKey(l)]
+		if p == nil && l.set != nil {
+			p = setWhole[l.set]
+		}
+		if p == nil {
+			p = whole
+		}
+		out[i] = listenerPolicy{listener: l, policy: p}
+	}
+	return out, nil
+}
+
+// sectionKey names a listener as Envoy Gateway claims it: its name for the Gateway's own,
+// "namespace/listenerset/name" for a ListenerSet's (clienttrafficpolicy.go lsPrefix).
+func sectionKey(l listener) string {
+	if l.set == nil {
+		return string(l.Name)
+	}
+	return l.set.GetNamespace() + "/" + l.set.GetName() + "/" + string(l.Name)
+}
+
+// targetRef is one entry of a policy's targetRefs (or its older singular targetRef) that names a
+// Gateway or a ListenerSet, in the policy's namespace.
+type targetRef struct{ kind, name, section string }
+
+func policyTargetRefs(p *unstructured.Unstructured) []targetRef {
+	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+	if one, ok, _ := unstructured.NestedMap(p.Object, "spec", "targetRef"); ok {
+		refs = append(refs, one)
+	}
+	var out []targetRef
+	for _, r := range refs {
+		m, ok := r.(map[string]any)
+		if !ok || (m["group"] != Group && m["group"] != nil) {
+			continue
+		}
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		section, _ := m["sectionName"].(string)
+		if kind == "Gateway" || kind == kindListenerSet {
+			out = append(out, targetRef{kind: kind, name: name, section: section})
 		}
 	}
 	return out
 }
 
-// targetRefsTo reads a policy's targetRefs (and the older singular targetRef) for the Gateway:
-// whether one names it without a sectionName, and the listeners named as sectionName.
-func targetRefsTo(p *unstructured.Unstructured, name string) (whole bool, sections []string) {
-	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
-	if one, ok, _ := unstructured.NestedMap(p.Object, "spec", "targetRef"); ok {
-		refs = append(refs, one)
-	}
-	for _, r := range refs {
-		m, ok := r.(map[string]any)
-		if !ok || m["kind"] != "Gateway" || m["name"] != name || (m["group"] != Group && m["group"] != nil) {
-			continue
-		}
-		if s, ok := m["sectionName"].(string); ok && s != "" {
-			sections = append(sections, s)
-		} else {
-			whole = true
-		}
-	}
-	return whole, sections
-}
-
-// onListeners renders listeners as "https (port 443)" for the report.
-func onListeners(ls []gwv1.Listener) string {
+// onListeners renders listeners as "https (port 443)" for the report (with the ListenerSet a
+// listener comes from).
+func onListeners(ls []listener) string {
 	parts := make([]string, len(ls))
 	for i, l := range ls {
-		parts[i] = fmt.Sprintf("%s (port %d)", l.Name, l.Port)
+		parts[i] = l.String()
 	}
 	return strings.Join(parts, ", ")
 }
@@ -95,7 +189,7 @@ func onListeners(ls []gwv1.Listener) string {
 // policyGroup is one ClientTrafficPolicy and the listeners it configures.
 type policyGroup struct {
 	policy    *unstructured.Unstructured
-	listeners []gwv1.Listener
+	listeners []listener
 }
 
 // byPolicy groups listeners by the policy a predicate picks, in the listeners' order.
@@ -113,7 +207,7 @@ func byPolicy(lps []listenerPolicy, pick func(*unstructured.Unstructured) bool) 
 			}
 		}
 		if !found {
-			out = append(out, policyGroup{policy: lp.policy, listeners: []gwv1.Listener{lp.listener}})
+			out = append(out, policyGroup{policy: lp.policy, listeners: []listener{lp.listener}})
 		}
 	}
 	return out
@@ -133,7 +227,10 @@ func describe(groups []policyGroup, what string) string {
 // spec.enableProxyProtocol). A listener that requires the header makes the Gateway's backends
 // need it; the report names the listeners.
 func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
-	lps := clientTrafficPolicies(v.gw, c)
+	lps, err := clientTrafficPolicies(v, c)
+	if err != nil {
+		return need{}, false, err
+	}
 	required := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Yes })
 	if len(required) > 0 {
 		return need{fact: core.Yes, msg: describe(required, "spec.proxyProtocol (or enableProxyProtocol: true)") + ": Envoy Gateway's listeners there require the header."}, true, nil
@@ -204,10 +301,11 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 		// of the X-Forwarded-For HTTP header to trust when determining the origin client's IP
 		// address", in spec.default or a spec.perPort entry (which replaces the default for
 		// its port). Its targetRefs are LocalPolicyTargetReferences: no sectionName.
-		for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
-			if p.GetNamespace() != v.gw.Namespace || (!targets(p, v.gw.Name) && !selects(p, v.gw.Labels)) {
-				continue
-			}
+		ps, err := kgatewayPolicies(v.gw, c)
+		if err != nil {
+			return clientAddress{}, false, err
+		}
+		for _, p := range ps {
 			def, _, _ := unstructured.NestedMap(p.Object, "spec", "default")
 			perPort := map[int64]map[string]any{}
 			list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
@@ -218,9 +316,9 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 					}
 				}
 			}
-			var on []gwv1.Listener
+			var on []listener
 			var hops any
-			for _, l := range v.gw.Spec.Listeners {
+			for _, l := range ownListeners(v.gw) {
 				cfg, ok := perPort[int64(l.Port)]
 				if !ok {
 					cfg = def
@@ -262,7 +360,10 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 // the header 403 Forbidden: an in-cluster client that does not send it fails on every path,
 // which is a note, not a loop.
 func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool, error) {
-	lps := clientTrafficPolicies(v.gw, c)
+	lps, err := clientTrafficPolicies(v, c)
+	if err != nil {
+		return clientAddress{}, false, err
+	}
 	groups := byPolicy(lps, func(p *unstructured.Unstructured) bool {
 		m, ok, _ := unstructured.NestedMap(p.Object, "spec", "clientIPDetection")
 		return ok && len(m) > 0

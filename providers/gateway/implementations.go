@@ -189,6 +189,8 @@ func groupOf(ref metav1.OwnerReference) string {
 func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 	return []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gateways"},
+			// Standard since Gateway API v1.5 (listenerset.go); not served at v1 before.
+			{Group: Group, Version: "v1", Resource: "listenersets"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
 			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},

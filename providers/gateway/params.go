@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -273,10 +274,11 @@ func trustedHops(v any) (int64, error) {
 // Envoy will expect connections to include the PROXY protocol header."
 func kgatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	gw := v.gw
-	for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
-		if p.GetNamespace() != gw.Namespace || (!targets(p, gw.Name) && !selects(p, gw.Labels)) {
-			continue
-		}
+	ps, err := kgatewayPolicies(gw, c)
+	if err != nil {
+		return need{}, false, err
+	}
+	for _, p := range ps {
 		_, byDefault, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "default", "proxyProtocol")
 		perPort := map[int64]bool{}
 		list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
@@ -312,30 +314,59 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	return need{}, false, nil
 }
 
-// selects reports whether a policy's targetSelectors pick a Gateway of the policy's namespace
-// with these labels (matchLabels and matchExpressions: kgateway's LocalPolicyTargetSelector,
-// Envoy Gateway's TargetSelector, api/v1alpha1/policy_helpers.go). A selector that reaches
-// into other namespaces (Envoy Gateway's namespaces, with a ReferenceGrant) is not followed.
-func selects(p *unstructured.Unstructured, gwLabels map[string]string) bool {
+// selects reports whether a policy's targetSelectors pick an object of kind (Gateway, or
+// ListenerSet for Envoy Gateway) of the policy's namespace with these labels (matchLabels and
+// matchExpressions: kgateway's LocalPolicyTargetSelector, Envoy Gateway's TargetSelector,
+// api/v1alpha1/policy_helpers.go). A selector that reaches into other namespaces (Envoy
+// Gateway's namespaces, with a ReferenceGrant) is not followed. A selector that does not parse
+// (an unknown operator, a bad label) is bad input naming the policy and the selector: Envoy
+// Gateway selects nothing with it (internal/gatewayapi/helpers.go selectorFromTargetSelector,
+// v1.9.1), which is rarely what its author meant.
+func selects(gw *gwv1.Gateway, p *unstructured.Unstructured, kind string, objLabels map[string]string) (bool, error) {
 	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
-	for _, s := range sels {
+	for i, s := range sels {
 		m, ok := s.(map[string]any)
-		if !ok || m["kind"] != "Gateway" || (m["group"] != nil && m["group"] != Group) {
+		if !ok || m["kind"] != kind || (m["group"] != nil && m["group"] != Group) {
 			continue
+		}
+		bad := func(err error) error {
+			return inputError(gw, p.GetKind(), p.GetNamespace(), p.GetName(), field.Invalid(field.NewPath("spec", "targetSelectors").Index(i), field.OmitValueType{}, err.Error()))
 		}
 		var ls metav1.LabelSelector
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"matchLabels": m["matchLabels"], "matchExpressions": m["matchExpressions"]}, &ls); err != nil {
-			continue
+			return false, bad(err)
 		}
 		if len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0 {
 			continue // an empty selector is not read as "every Gateway"
 		}
 		sel, err := metav1.LabelSelectorAsSelector(&ls)
-		if err == nil && sel.Matches(labels.Set(gwLabels)) {
-			return true
+		if err != nil {
+			return false, bad(err)
+		}
+		if sel.Matches(labels.Set(objLabels)) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
+}
+
+// kgatewayPolicies are kgateway's ListenerPolicies of the Gateway's namespace that target it by
+// targetRefs or targetSelectors, in namespace/name order.
+func kgatewayPolicies(gw *gwv1.Gateway, c *core.Cluster) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, p := range c.CustomList(kgatewayGroup, kindListenerPolicy) {
+		if p.GetNamespace() != gw.Namespace {
+			continue
+		}
+		picked, err := selects(gw, p, "Gateway", gw.Labels)
+		if err != nil {
+			return nil, err
+		}
+		if picked || targets(p, gw.Name) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // override is the implementation's own resource that sets a key of the Service's annotations
