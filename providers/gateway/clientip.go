@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
@@ -305,25 +306,40 @@ func clientAddressOf(v *view, c *core.Cluster) (clientAddress, bool, error) {
 		if err != nil {
 			return clientAddress{}, false, err
 		}
+		type config struct {
+			m    map[string]any
+			path *field.Path
+		}
 		for _, p := range ps {
-			def, _, _ := unstructured.NestedMap(p.Object, "spec", "default")
-			perPort := map[int64]map[string]any{}
+			def := config{path: field.NewPath("spec", "default")}
+			def.m, _, _ = unstructured.NestedMap(p.Object, "spec", "default")
+			perPort := map[int64]config{}
 			list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
-			for _, item := range list {
+			for i, item := range list {
 				if m, ok := item.(map[string]any); ok {
 					if port, ok := intOf(m["port"]); ok {
-						perPort[port], _, _ = unstructured.NestedMap(m, "listener")
+						cfg := config{path: field.NewPath("spec", "perPort").Index(i).Child("listener")}
+						cfg.m, _, _ = unstructured.NestedMap(m, "listener")
+						perPort[port] = cfg
 					}
 				}
 			}
 			var on []listener
-			var hops any
+			var hops int64
 			for _, l := range ownListeners(v.gw) {
 				cfg, ok := perPort[int64(l.Port)]
 				if !ok {
 					cfg = def
 				}
-				if n, ok, _ := unstructured.NestedFieldNoCopy(cfg, "httpSettings", "xffNumTrustedHops"); ok && fmt.Sprint(n) != "0" {
+				val, set, _ := unstructured.NestedFieldNoCopy(cfg.m, "httpSettings", "xffNumTrustedHops")
+				if !set {
+					continue
+				}
+				n, err := trustedHops(val)
+				if err != nil {
+					return clientAddress{}, false, inputError(v.gw, kindListenerPolicy, p.GetNamespace(), p.GetName(), field.Invalid(cfg.path.Child("httpSettings", "xffNumTrustedHops"), val, err.Error()))
+				}
+				if n != 0 {
 					on, hops = append(on, l), n
 				}
 			}
@@ -379,6 +395,13 @@ func envoyGatewayClientAddress(v *view, c *core.Cluster) (clientAddress, bool, e
 		switch {
 		case det["xForwardedFor"] != nil:
 			from = "X-Forwarded-For set by trusted hops in front (xForwardedFor)"
+			// A uint32 in api/v1alpha1/clienttrafficpolicy_types.go XForwardedForSettings.
+			if val, set, _ := unstructured.NestedFieldNoCopy(det, "xForwardedFor", "numTrustedHops"); set {
+				if _, err := trustedHops(val); err != nil {
+					return clientAddress{}, false, inputError(v.gw, kindClientTraffic, g.policy.GetNamespace(), g.policy.GetName(),
+						field.Invalid(field.NewPath("spec", "clientIPDetection", "xForwardedFor", "numTrustedHops"), val, err.Error()))
+				}
+			}
 		case det["customHeader"] != nil:
 			name, _, _ := unstructured.NestedString(det, "customHeader", "name")
 			from = fmt.Sprintf("the %s header (customHeader)", name)
