@@ -260,3 +260,66 @@ func TestScanReadsIstioAndCiliumParameters(t *testing.T) {
 		t.Errorf("with Istio's ConfigMaps and Cilium's class config: %v, want %v", after, want)
 	}
 }
+
+// TestScanReadsListenerSetsAndContourConfigurations: scan reads, from a real kube-apiserver, the
+// ListenerSets attached to a Gateway (another namespace's, admitted by allowedListeners from:
+// All) with the ClientTrafficPolicy that targets one, and the ContourConfiguration Contour's
+// provisioner made for a Contour Gateway; the verdicts change once those objects exist: the
+// ListenerSet's listener joins the Gateway's, the policy's X-Forwarded-For trust and the
+// ContourConfiguration's numTrustedHops make the backends need the client address. (Before
+// gateway.Resources listed listenersets and contourconfigurations, scan read neither.)
+func TestScanReadsListenerSetsAndContourConfigurations(t *testing.T) {
+	lc := startGatewayCluster(t, []string{"shop", "team"}, mustAbs("../../providers/gateway/testdata/policy-crds"))
+	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	lc.create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: eg},
+  spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}}`)
+	lc.create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: contour},
+  spec: {controllerName: projectcontour.io/gateway-controller}}`)
+	lc.create("gateways", "shop", `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: web, namespace: shop},
+  spec: {gatewayClassName: eg, allowedListeners: {namespaces: {from: All}}, infrastructure: {annotations: {`+subnet+`: subnet-1}},
+    listeners: [{name: http, port: 80, protocol: HTTP}]}}`)
+	lc.create("gateways", "shop", `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: cweb, namespace: shop},
+  spec: {gatewayClassName: contour, infrastructure: {annotations: {`+subnet+`: subnet-1}}, listeners: [{name: http, port: 80, protocol: HTTP}]}}`)
+	t.Chdir(repoRoot)
+	results := func() map[string]string {
+		out := map[string]string{}
+		for _, r := range lc.scan().Results {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[r.Object.Kind+" "+r.Object.Namespace+"/"+r.Object.Name] = string(b)
+		}
+		return out
+	}
+	before := results()
+	for _, gw := range []string{"Gateway shop/web", "Gateway shop/cweb"} {
+		if r, ok := before[gw]; !ok || strings.Contains(r, "gateway-client-address") || strings.Contains(r, "8443") {
+			t.Fatalf("before the objects exist, %s: %s", gw, r)
+		}
+	}
+
+	lc.create("listenersets", "team", `{apiVersion: gateway.networking.k8s.io/v1, kind: ListenerSet, metadata: {name: extra, namespace: team},
+  spec: {parentRef: {name: web, namespace: shop}, listeners: [{name: api, port: 8443, protocol: HTTP}]}}`)
+	lc.createAs(schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}, "team",
+		`{apiVersion: gateway.envoyproxy.io/v1alpha1, kind: ClientTrafficPolicy, metadata: {name: xff, namespace: team},
+  spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: extra}], clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}}}`)
+	lc.createAs(schema.GroupVersionResource{Group: "projectcontour.io", Version: "v1alpha1", Resource: "contourconfigurations"}, "shop",
+		`{apiVersion: projectcontour.io/v1alpha1, kind: ContourConfiguration, metadata: {name: contourconfig-cweb, namespace: shop},
+  spec: {envoy: {network: {numTrustedHops: 2}}}}`)
+	after := results()
+	for gw, want := range map[string][]string{
+		"Gateway shop/web": {"from ListenerSet team/extra: api 8443/HTTP",
+			"ClientTrafficPolicy team/xff sets spec.clientIPDetection for listener api (port 8443, ListenerSet team/extra)"},
+		"Gateway shop/cweb": {"ContourConfiguration shop/contourconfig-cweb sets spec.envoy.network.numTrustedHops: 2"},
+	} {
+		for _, s := range want {
+			if !strings.Contains(after[gw], s) {
+				t.Errorf("%s does not say %q:\n%s", gw, s, after[gw])
+			}
+		}
+		if !strings.Contains(after[gw], `"gateway-client-address"`) {
+			t.Errorf("%s has no reason gateway-client-address:\n%s", gw, after[gw])
+		}
+	}
+}

@@ -130,6 +130,15 @@ func refOf(gw *gwv1.Gateway) core.ObjectRef {
 	return core.ObjectRef{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
 }
 
+// inputError is bad input in an object the Gateway's evaluation reads besides the Gateway (a
+// policy, a ListenerSet, an implementation's configuration, a proxy's Pod): the Gateway is not
+// judged, and the error names that object and its field, so that a typo is not taken for a
+// setting left unset. A field of the Gateway itself is a *core.InvalidError instead, which
+// hosts locate in the Gateway's manifest.
+func inputError(gw *gwv1.Gateway, kind, ns, name string, fe *field.Error) error {
+	return &core.KindError{Kind: core.ErrInvalid, Object: refOf(gw), Msg: fmt.Sprintf("%s %s/%s: %s", kind, ns, name, fe.Error())}
+}
+
 // KeyOf is the Gateway's ObjectKey for a cluster change.
 func KeyOf(gw *gwv1.Gateway) core.ObjectKey {
 	return core.ObjectKey{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
@@ -206,6 +215,12 @@ type view struct {
 	istio *istioParameters
 	// cilium is spec.service of the class's CiliumGatewayClassConfig, when known.
 	cilium map[string]any
+	// listeners are the Gateway's own and those of the ListenerSets attached to it (sets), in
+	// the order Gateway API merges them.
+	listeners []listener
+	sets      listenerSets
+	// err is bad input look found in what the Gateway names (its ListenerSets).
+	err error
 }
 
 // look gathers the Gateway's class, implementation and Service.
@@ -213,6 +228,14 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	v := &view{gw: gw}
 	if c != nil {
 		v.class = classOf(c, string(gw.Spec.GatewayClassName))
+	}
+	v.listeners = ownListeners(gw)
+	if sets, err := listenerSetsOf(gw, c); err != nil {
+		v.err = err
+	} else if ls, err := listenersOf(gw, sets); err != nil {
+		v.err = err
+	} else {
+		v.sets, v.listeners = sets, ls
 	}
 	if v.class != nil {
 		name, _, _ := unstructured.NestedString(v.class.Object, "spec", "controllerName")
@@ -267,8 +290,12 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	return v
 }
 
-// synthesize is the Service the implementation would generate: the listeners' ports, the
-// Gateway's spec.infrastructure annotations and labels, and the implementation's defaults.
+// synthesize is the Service the implementation would generate: the listeners' ports (its
+// attached ListenerSets' too: Gateway API's listenerset_types.go, "Listeners in a Gateway and
+// their attached ListenerSets are concatenated as a list when programming the underlying
+// infrastructure"; Envoy Gateway v1.9.1 builds the proxy's ports from that list,
+// internal/gatewayapi/listener.go ProcessListeners), the Gateway's spec.infrastructure
+// annotations and labels, and the implementation's defaults.
 func (d *Dialect) synthesize(v *view) *corev1.Service {
 	gw := v.gw
 	svc := &corev1.Service{
@@ -288,7 +315,7 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		}
 	}
 	seen := map[string]bool{}
-	for _, l := range gw.Spec.Listeners {
+	for _, l := range v.listeners {
 		proto := corev1.ProtocolTCP
 		if l.Protocol == gwv1.UDPProtocolType {
 			proto = corev1.ProtocolUDP
@@ -470,6 +497,9 @@ func withGatewayAnnotations(svc *corev1.Service, gw *gwv1.Gateway) *corev1.Servi
 
 func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Translation, error) {
 	v := d.look(gw, c)
+	if v.err != nil {
+		return nil, v.err
+	}
 	ref := refOf(gw)
 	if v.impl == Traefik && v.synthesized {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Reason: ruleAssumedService.Reason(),
@@ -512,7 +542,11 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 	} else {
 		lead = append(lead, ruleGeneratedService.Because(fmt.Sprintf("%s generated Service %s/%s for this Gateway (%s).", implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
 	}
-	if need, ok := proxyNeeds(v, c); ok {
+	need, ok, err := proxyNeeds(v, c)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		switch need.fact {
 		case core.Yes:
 			e.Needs.ProxyHeader = core.Yes
@@ -548,13 +582,17 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 		e.Notes = append(e.Notes, ruleMergedGateways.Because(fmt.Sprintf("GatewayClass %s merges its Gateways (the EnvoyProxy's mergeGateways): Service %s/%s is one for all of them; %s. Its verdict and its fix are shared; annotations and labels go on the EnvoyProxy's envoyService, since Envoy Gateway takes the Service's from only one of the Gateways.",
 			gw.Spec.GatewayClassName, v.svc.Namespace, v.svc.Name, others)))
 	}
-	if ca, ok := clientAddressOf(v, c); ok {
+	ca, ok, err := clientAddressOf(v, c)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		e.Needs.ClientAddress = core.Yes
 		lead = append(lead, ruleClientAddress.Because(ca.why))
 		e.Notes = append(e.Notes, ca.notes...)
 	}
 	e.Reasons = append(lead, e.Reasons...)
-	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(gw))}, e.Notes...)
+	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(v))}, e.Notes...)
 	return t, nil
 }
 
@@ -577,20 +615,26 @@ func extraDefaults(v *view) string {
 	return ""
 }
 
-// listeners renders the Gateway's listeners as name port/protocol[ hostname].
-func listeners(gw *gwv1.Gateway) string {
-	if len(gw.Spec.Listeners) == 0 {
-		return "The Gateway has no listeners."
+// listeners renders the Gateway's listeners as name port/protocol[ hostname], then those of
+// each attached ListenerSet.
+func listeners(v *view) string {
+	if len(v.listeners) == 0 {
+		return "The Gateway has no listeners." + v.sets.undecidedNote()
 	}
-	parts := make([]string, len(gw.Spec.Listeners))
-	for i, l := range gw.Spec.Listeners {
+	var parts []string
+	var set *unstructured.Unstructured
+	for _, l := range v.listeners {
 		s := fmt.Sprintf("%s %d/%s", l.Name, l.Port, l.Protocol)
 		if l.Hostname != nil {
 			s += " " + string(*l.Hostname)
 		}
-		parts[i] = s
+		if l.set != nil && l.set != set {
+			set = l.set
+			s = fmt.Sprintf("from ListenerSet %s/%s: %s", set.GetNamespace(), set.GetName(), s)
+		}
+		parts = append(parts, s)
 	}
-	return "Listeners: " + strings.Join(parts, ", ") + "."
+	return "Listeners: " + strings.Join(parts, ", ") + "." + v.sets.undecidedNote()
 }
 
 // stringMap reads a map of strings under key of m.

@@ -7,10 +7,11 @@
 // Contour's provisioner, kgateway: by their labels and ownerReferences; Traefik's own published
 // Service, named by its arguments or the Gateway's status; docs/gateway.md), lets
 // the wrapped dialect translate that Service, and reports the verdict for the Gateway with its
-// listeners. What the implementation makes its proxy expect from the load balancer (a PROXY
-// protocol header, per listener where a policy names one) and whether it is told where the
-// client address is (the backends then need it kept) go into the exposure's Needs. Envoy
-// Gateway's merged Gateways share one Service, judged as each of them.
+// listeners, those of the ListenerSets attached to it included. What the implementation makes
+// its proxy expect from the load balancer (a PROXY protocol header, per listener where a policy
+// names one) and whether it is told where the client address is (the backends then need it
+// kept) go into the exposure's Needs. Envoy Gateway's merged Gateways share one Service, judged
+// as each of them.
 //
 // Its driver never writes a Service another controller owns: the implementation would rewrite
 // it. A change the wrapped driver plans on the Service's annotations or labels is planned on

@@ -179,6 +179,9 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 			return nil, false, err
 		}
 		v = d.dialect.look(gw, req.Cluster)
+		if v.err != nil {
+			return nil, false, v.err
+		}
 	default:
 		svc, ok := req.Object.(*corev1.Service)
 		if !ok || svc == nil {

@@ -486,6 +486,147 @@ spec:
 	}
 }
 
+// TestEnvoyGatewayResolvesListenerSetPolicies checks loopguard's reading of ListenerSets and of
+// the ClientTrafficPolicies that target them against Envoy Gateway's real controller: a
+// ListenerSet of another namespace attaches to a Gateway that admits it (from: All), the
+// generated Service gets its listeners' ports, and of a policy for the whole Gateway, one for
+// the whole ListenerSet and one for a ListenerSet listener (sectionName), the controller's
+// status says the Gateway's is overridden on the ListenerSet's listeners; loopguard's verdict
+// puts each policy on the same listeners.
+func TestEnvoyGatewayResolvesListenerSetPolicies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}`)
+	mustCreate(t, ctx, dyn.Resource(gvrGateway).Namespace("shop"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: shop}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: All}}
+  listeners: [{name: http, port: 80, protocol: HTTP}, {name: alt, port: 8080, protocol: HTTP}]`)
+	gvrLS := schema.GroupVersionResource{Group: gateway.Group, Version: "v1", Resource: "listenersets"}
+	mustCreate(t, ctx, dyn.Resource(gvrLS).Namespace("team"), `apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team}
+spec:
+  parentRef: {name: web, namespace: shop}
+  listeners: [{name: api, port: 8443, protocol: HTTP}, {name: admin, port: 9443, protocol: HTTP}]`)
+	gvrCTP := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
+	policy := func(ns, name, target, spec string) {
+		mustCreate(t, ctx, dyn.Resource(gvrCTP).Namespace(ns), `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, `+target+`}]
+  `+spec)
+	}
+	policy("shop", "gw-all", "kind: Gateway, name: web", "proxyProtocol: {}")
+	policy("team", "ls-all", "kind: ListenerSet, name: extra", "clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
+	policy("team", "ls-admin", "kind: ListenerSet, name: extra, sectionName: admin", "proxyProtocol: {optional: true}")
+
+	conditions := func(ns, name string) map[string]string {
+		u, err := dyn.Resource(gvrCTP).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
+		for _, a := range ancestors {
+			conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
+			for _, c := range conds {
+				m := c.(map[string]any)
+				out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
+			}
+		}
+		return out
+	}
+	var seen string
+	if !waitFor(ctx, time.Minute, func() bool {
+		g, l, a := conditions("shop", "gw-all"), conditions("team", "ls-all"), conditions("team", "ls-admin")
+		seen = fmt.Sprintf("gw-all %v; ls-all %v; ls-admin %v", g, l, a)
+		return strings.HasPrefix(g["Accepted"], "True/") && strings.Contains(g["Overridden"], "[admin api]") &&
+			strings.HasPrefix(l["Accepted"], "True/") && strings.Contains(l["Overridden"], "[admin]") &&
+			strings.HasPrefix(a["Accepted"], "True/")
+	}) {
+		t.Fatalf("Envoy Gateway's policy status never said gw-all overridden on [admin api], ls-all overridden on [admin], ls-admin accepted: %s\nlogs:\n%s", seen, tail(logs.String(), 4000))
+	}
+	t.Logf("Envoy Gateway: %s", seen)
+	svc := waitService(t, ctx, cs, logs, func(s *corev1.Service) bool { return len(s.Spec.Ports) == 4 })
+	var ports []int32
+	for _, p := range svc.Spec.Ports {
+		ports = append(ports, p.Port)
+	}
+	t.Logf("Envoy Gateway generated Service %s/%s with ports %v", svc.Namespace, svc.Name, ports)
+
+	nsd, cl := gateway.Resources()
+	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gw runtime.Object
+	for _, o := range objs {
+		if gateway.IsGateway(o) {
+			gw = o
+		}
+	}
+	d := gateway.NewDialect(tencent.NewDialect(nil), nil)
+	typed, err := gateway.AsGateway(gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synth []int32
+	cWithout, err := core.NewCluster(core.ClusterProfile{}, withoutServices(objs)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gateway.ServiceOf(d, typed, cWithout).Spec.Ports {
+		synth = append(synth, p.Port)
+	}
+	if fmt.Sprint(synth) != fmt.Sprint(ports) {
+		t.Errorf("the Service loopguard judges the Gateway through without the generated one has ports %v; Envoy Gateway generated %v", synth, ports)
+	}
+	res, err := core.Evaluate(d, gw, c, core.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[core.Code]string{}
+	for _, r := range append(res.Exposure.Reasons, res.Exposure.Notes...) {
+		msgs[r.Code] = r.Message
+	}
+	if pp := msgs[gateway.CodeProxyProtocol]; res.Exposure.Needs.ProxyHeader != core.Yes || !strings.Contains(pp, "shop/gw-all sets spec.proxyProtocol (or enableProxyProtocol: true) for listener http (port 80), alt (port 8080):") ||
+		strings.Contains(pp, "8443") || strings.Contains(pp, "9443") {
+		t.Errorf("PROXY protocol: %v, %q; want gw-all's, on http and alt only", res.Exposure.Needs.ProxyHeader, pp)
+	}
+	if ca := msgs[gateway.CodeClientAddress]; res.Exposure.Needs.ClientAddress != core.Yes || !strings.Contains(ca, "team/ls-all sets spec.clientIPDetection for listener api (port 8443, ListenerSet team/extra):") {
+		t.Errorf("client address: %v, %q; want ls-all's, on api only", res.Exposure.Needs.ClientAddress, ca)
+	}
+	if l := msgs[gateway.CodeListeners]; !strings.Contains(l, "from ListenerSet team/extra: api 8443/HTTP, admin 9443/HTTP") {
+		t.Errorf("listeners note %q does not list the ListenerSet's", l)
+	}
+}
+
+// withoutServices drops the Services from objs.
+func withoutServices(objs []runtime.Object) []runtime.Object {
+	var out []runtime.Object
+	for _, o := range objs {
+		if _, ok := o.(*corev1.Service); !ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // startEnvoyGateway starts a real kube-apiserver with Gateway API's and Envoy Gateway's CRDs
 // and Envoy Gateway's real controller against it (certgen, then the server with its xDS
 // certificates bind-mounted on /certs), with the namespaces envoy-gateway-system and shop. It

@@ -189,10 +189,15 @@ func groupOf(ref metav1.OwnerReference) string {
 func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 	return []schema.GroupVersionResource{
 			{Group: Group, Version: "v1", Resource: "gateways"},
+			// Standard since Gateway API v1.5 (listenerset.go); not served at v1 before.
+			{Group: Group, Version: "v1", Resource: "listenersets"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
 			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
 			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
 			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
+			// The ContourConfiguration Contour's provisioner made for each Gateway
+			// (contourRuntimeOf).
+			{Group: contourGroup, Version: "v1alpha1", Resource: "contourconfigurations"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
 			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
 			// Cilium serves CiliumGatewayClassConfig at v2alpha1 only, namespaced

@@ -13,7 +13,8 @@ import (
 // A Cluster is read, not changed, once built (core.Cluster.Memo), so the Gateway layer indexes
 // what it would otherwise find by scanning every object for every Gateway: the generated
 // Services by the Gateway they name, Envoy Gateway's merged Services by class, the Gateways by
-// class, Istio's class defaults by namespace and class, Traefik's Pods' static configuration.
+// class, Istio's class defaults by namespace and class, ListenerSets by their Gateway, Traefik's
+// Pods' static configuration.
 // The scans made assess quadratic in the number of Gateways: BenchmarkAssessGateways
 // (cmd/loopguard), benchstat of 4 runs on 2 shared cores, multi-document YAML, went from 0.28 to
 // 5.5 cpu-s/op between 1,000 and 5,000 Gateways (20x for 5x the objects) before these indexes,
@@ -25,7 +26,22 @@ type (
 	gatewaysByClassKey struct{}
 	traefikConfigsKey  struct{}
 	istioDefaultsMemo  struct{}
+	listenerSetsMemo   struct{}
 )
+
+// listenerSetsByParent indexes the cluster's ListenerSets by the Gateway their spec.parentRef names,
+// in namespace/name order.
+func listenerSetsByParent(c *core.Cluster) map[types.NamespacedName][]*unstructured.Unstructured {
+	return c.Memo(listenerSetsMemo{}, func() any {
+		m := map[types.NamespacedName][]*unstructured.Unstructured{}
+		for _, ls := range c.CustomList(Group, kindListenerSet) {
+			if parent, ok := parentOf(ls); ok {
+				m[parent] = append(m[parent], ls)
+			}
+		}
+		return m
+	}).(map[types.NamespacedName][]*unstructured.Unstructured)
+}
 
 // istioDefaultsKey is a namespace and the class its defaults ConfigMaps are labelled for.
 type istioDefaultsKey struct{ namespace, class string }

@@ -39,10 +39,11 @@ type need struct {
 }
 
 // proxyNeeds reads whether the implementation makes the Gateway's proxy expect a PROXY
-// protocol header. ok is false when nothing loopguard reads says.
-func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
+// protocol header. ok is false when nothing loopguard reads says; err is bad input in what it
+// read (inputError).
+func proxyNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	if c == nil {
-		return need{}, false
+		return need{}, false, nil
 	}
 	switch v.impl {
 	case EnvoyGateway, ImplementationUnknown:
@@ -54,7 +55,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 		nps := nginxProxies(v, c)
 		for _, np := range nps {
 			if mode, _, _ := unstructured.NestedString(np.Object, "spec", "rewriteClientIP", "mode"); mode == "ProxyProtocol" {
-				return need{fact: core.Yes, msg: fmt.Sprintf("NginxProxy %s/%s sets spec.rewriteClientIP.mode: ProxyProtocol: NGINX listens with proxy_protocol on every server.", np.GetNamespace(), np.GetName())}, true
+				return need{fact: core.Yes, msg: fmt.Sprintf("NginxProxy %s/%s sets spec.rewriteClientIP.mode: ProxyProtocol: NGINX listens with proxy_protocol on every server.", np.GetNamespace(), np.GetName())}, true, nil
 			}
 		}
 		if named := parametersNamed(v.gw, v.class, ngfGroup, kindNginxProxy); len(nps) == named {
@@ -62,7 +63,7 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 			if named > 0 {
 				what = "No NginxProxy of the Gateway or its class sets spec.rewriteClientIP.mode: ProxyProtocol"
 			}
-			return need{fact: core.No, msg: what + ": NGINX listens without proxy_protocol."}, true
+			return need{fact: core.No, msg: what + ": NGINX listens without proxy_protocol."}, true, nil
 		}
 	case Istio:
 		// Istio reads the proxy configuration of a Gateway's deployment from the
@@ -74,13 +75,13 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 				var m map[string]any
 				if yaml.Unmarshal([]byte(cfg), &m) == nil {
 					if _, on, _ := unstructured.NestedFieldNoCopy(m, "gatewayTopology", "proxyProtocol"); on {
-						return need{fact: core.Yes, msg: fmt.Sprintf("The %s annotation sets gatewayTopology.proxyProtocol: the Istio gateway requires the header.", istioProxyConfigAnn)}, true
+						return need{fact: core.Yes, msg: fmt.Sprintf("The %s annotation sets gatewayTopology.proxyProtocol: the Istio gateway requires the header.", istioProxyConfigAnn)}, true, nil
 					}
 				}
 			}
 		}
 	case Contour:
-		return contourNeeds(v)
+		return contourNeeds(v, c)
 	case KGateway:
 		return kgatewayNeeds(v, c)
 	case Traefik:
@@ -88,12 +89,12 @@ func proxyNeeds(v *view, c *core.Cluster) (need, bool) {
 	case Cilium:
 		if cm := c.ConfigMap(ciliumConfigNamespace, ciliumConfigName); cm != nil {
 			if on, err := strconv.ParseBool(cm.Data[ciliumProxyProtocol]); err == nil && on {
-				return need{fact: core.Yes, msg: fmt.Sprintf("ConfigMap %s/%s sets %s: \"true\": Cilium's Gateway listeners accept only PROXY protocol traffic.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true
+				return need{fact: core.Yes, msg: fmt.Sprintf("ConfigMap %s/%s sets %s: \"true\": Cilium's Gateway listeners accept only PROXY protocol traffic.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true, nil
 			}
-			return need{fact: core.No, msg: fmt.Sprintf("ConfigMap %s/%s does not set %s: \"true\": Cilium's Gateway listeners read no PROXY header.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true
+			return need{fact: core.No, msg: fmt.Sprintf("ConfigMap %s/%s does not set %s: \"true\": Cilium's Gateway listeners read no PROXY header.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true, nil
 		}
 	}
-	return need{}, false
+	return need{}, false, nil
 }
 
 func infraAnnotations(v *view) map[string]string {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -155,40 +158,127 @@ func gatewayParametersOf(v *view, c *core.Cluster) map[string]any {
 	return out
 }
 
-// contourNeeds: ContourDeployment spec.runtimeSettings (Contour's ContourConfigurationSpec,
-// copied whole into the Gateway's ContourConfiguration, internal/provisioner/objects/
-// contourconfig/contourconfig.go) envoy.listener.useProxyProtocol: "Use PROXY protocol for all
-// listeners" (apis/projectcontour/v1alpha1/contourconfig.go); Contour then puts Envoy's
-// proxy_protocol listener filter with its defaults on every listener
-// (internal/xdscache/v3/listener.go, internal/envoy/v3/listener.go ProxyProtocol), which
-// refuses a connection without the header.
-//
-// The ContourDeployment is the provisioner's only source of that setting, so when the class
-// names none, or the one it names is among the inputs and leaves it off, Envoy reads no header.
-func contourNeeds(v *view) (need, bool) {
-	cd := v.contourDeployment
-	if cd == nil {
-		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
-			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true
+// contourRuntime is the configuration Contour runs the Gateway's Envoy with
+// (apis/projectcontour/v1alpha1/contourconfig.go ContourConfigurationSpec), where loopguard
+// finds it, read at Contour v1.33.6:
+//   - the ContourConfiguration the gateway provisioner made for the Gateway,
+//     "contourconfig-<gateway>" in the Gateway's namespace (internal/provisioner/model/names.go
+//     ContourConfigurationName), when among the inputs: the provisioned Contour reads it
+//     (--contour-config-name, internal/provisioner/objects/deployment/deployment.go; cmd/contour/
+//     serve.go getConfig overlays it on the defaults);
+//   - else the class's ContourDeployment spec.runtimeSettings, which the provisioner copies whole
+//     into that ContourConfiguration when it creates it
+//     (internal/provisioner/objects/contourconfig/contourconfig.go EnsureContourConfig; its
+//     updater sets only the Gateway and Envoy Service references afterwards, so a later change
+//     of the ContourDeployment's runtimeSettings reaches an existing ContourConfiguration
+//     only when loopguard reads that ContourConfiguration itself).
+type contourRuntime struct {
+	obj  *unstructured.Unstructured
+	kind string
+	// at is the path of the ContourConfigurationSpec in obj.
+	at []string
+}
+
+// kindContourConfiguration is Contour's runtime configuration (projectcontour.io/v1alpha1).
+const kindContourConfiguration = "ContourConfiguration"
+
+func contourRuntimeOf(v *view, c *core.Cluster) (contourRuntime, bool) {
+	if c != nil {
+		if cc := c.Custom(contourGroup, kindContourConfiguration, v.gw.Namespace, "contourconfig-"+v.gw.Name); cc != nil {
+			return contourRuntime{obj: cc, kind: kindContourConfiguration, at: []string{"spec"}}, true
 		}
-		return need{}, false
 	}
-	if on, ok, _ := unstructured.NestedBool(cd.Object, "spec", "runtimeSettings", "envoy", "listener", "useProxyProtocol"); ok && on {
-		return need{fact: core.Yes, msg: fmt.Sprintf("ContourDeployment %s/%s sets spec.runtimeSettings.envoy.listener.useProxyProtocol: true: Contour's Envoy requires the header on every listener.", cd.GetNamespace(), cd.GetName())}, true
+	if cd := v.contourDeployment; cd != nil {
+		return contourRuntime{obj: cd, kind: kindContourDeployment, at: []string{"spec", "runtimeSettings"}}, true
 	}
-	return need{fact: core.No, msg: fmt.Sprintf("ContourDeployment %s/%s does not set spec.runtimeSettings.envoy.listener.useProxyProtocol: Contour's Envoy reads no PROXY header.", cd.GetNamespace(), cd.GetName())}, true
+	return contourRuntime{}, false
+}
+
+// field reads a field under the ContourConfigurationSpec; path names it for messages.
+func (r contourRuntime) field(fields ...string) (value any, path string, ok bool) {
+	full := append(append([]string(nil), r.at...), fields...)
+	value, ok, _ = unstructured.NestedFieldNoCopy(r.obj.Object, full...)
+	return value, strings.Join(full, "."), ok
+}
+
+func (r contourRuntime) String() string {
+	return fmt.Sprintf("%s %s/%s", r.kind, r.obj.GetNamespace(), r.obj.GetName())
+}
+
+// contourNeeds: envoy.listener.useProxyProtocol of the Gateway's Contour configuration
+// (contourRuntime): "Use PROXY protocol for all listeners"
+// (apis/projectcontour/v1alpha1/contourconfig.go); Contour then puts Envoy's proxy_protocol
+// listener filter with its defaults on every listener (internal/xdscache/v3/listener.go,
+// internal/envoy/v3/listener.go ProxyProtocol), which refuses a connection without the header.
+//
+// The ContourConfiguration, or the ContourDeployment it is made from, is the provisioner's only
+// source of that setting, so when the class names none, or the one loopguard reads leaves it
+// off, Envoy reads no header.
+func contourNeeds(v *view, c *core.Cluster) (need, bool, error) {
+	rt, ok := contourRuntimeOf(v, c)
+	if !ok {
+		if v.class != nil && parametersNamed(v.gw, v.class, contourGroup, kindContourDeployment) == 0 {
+			return need{fact: core.No, msg: "The GatewayClass names no ContourDeployment: Contour's Envoy reads no PROXY header (useProxyProtocol is off by default)."}, true, nil
+		}
+		return need{}, false, nil
+	}
+	val, path, set := rt.field("envoy", "listener", "useProxyProtocol")
+	on, isBool := val.(bool)
+	if set && !isBool {
+		return need{}, false, inputError(v.gw, rt.kind, rt.obj.GetNamespace(), rt.obj.GetName(), field.Invalid(field.NewPath(path), val, "must be true or false"))
+	}
+	if on {
+		return need{fact: core.Yes, msg: fmt.Sprintf("%s sets %s: true: Contour's Envoy requires the header on every listener.", rt, path)}, true, nil
+	}
+	return need{fact: core.No, msg: fmt.Sprintf("%s does not set %s: Contour's Envoy reads no PROXY header.", rt, path)}, true, nil
+}
+
+// contourClientAddress: envoy.network.numTrustedHops of the Gateway's Contour configuration
+// (contourRuntime), NetworkParameters.XffNumTrustedHops, "the number of additional ingress
+// proxy hops from the right side of the x-forwarded-for HTTP header to trust when determining
+// the origin client's IP address" (apis/projectcontour/v1alpha1/contourconfig.go, a uint32,
+// Contour's default 0), set as the connection manager's xff_num_trusted_hops on every HTTP
+// listener (internal/xdscache/v3/listener.go): kgateway's xffNumTrustedHops, in Contour.
+func contourClientAddress(v *view, c *core.Cluster) (clientAddress, bool, error) {
+	rt, ok := contourRuntimeOf(v, c)
+	if !ok {
+		return clientAddress{}, false, nil
+	}
+	val, path, set := rt.field("envoy", "network", "numTrustedHops")
+	if !set {
+		return clientAddress{}, false, nil
+	}
+	n, err := trustedHops(val)
+	if err != nil {
+		return clientAddress{}, false, inputError(v.gw, rt.kind, rt.obj.GetNamespace(), rt.obj.GetName(), field.Invalid(field.NewPath(path), val, err.Error()))
+	}
+	if n == 0 {
+		return clientAddress{}, false, nil
+	}
+	return clientAddress{why: fmt.Sprintf("%s sets %s: %d: Contour's Envoy takes the client address from X-Forwarded-For set by that many proxies in front (Contour apis/projectcontour/v1alpha1/contourconfig.go NetworkParameters, v1.33.6).", rt, path, n)}, true, nil
+}
+
+// trustedHops reads a hop count, a uint32 in each implementation's API (Envoy's
+// xff_num_trusted_hops).
+func trustedHops(v any) (int64, error) {
+	n, ok := intOf(v)
+	if !ok || n < 0 || n > math.MaxUint32 {
+		return 0, fmt.Errorf("must be a whole number from 0 to %d", uint32(math.MaxUint32))
+	}
+	return n, nil
 }
 
 // kgatewayNeeds: a ListenerPolicy (api/v1alpha1/kgateway/listener_policy_types.go) in the
 // Gateway's namespace that targets it by targetRefs or targetSelectors sets proxyProtocol in
 // spec.default or, replacing the default for one port, in spec.perPort[].listener: "When set,
 // Envoy will expect connections to include the PROXY protocol header."
-func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
+func kgatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	gw := v.gw
-	for _, p := range c.CustomListIn(kgatewayGroup, kindListenerPolicy, gw.Namespace) {
-		if !targets(p, gw.Name) && !selects(p, gw.Labels) {
-			continue
-		}
+	ps, err := kgatewayPolicies(gw, c)
+	if err != nil {
+		return need{}, false, err
+	}
+	for _, p := range ps {
 		_, byDefault, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "default", "proxyProtocol")
 		perPort := map[int64]bool{}
 		list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
@@ -218,36 +308,62 @@ func kgatewayNeeds(v *view, c *core.Cluster) (need, bool) {
 			}
 		}
 		if len(ports) > 0 {
-			return need{fact: core.Yes, msg: fmt.Sprintf("ListenerPolicy %s/%s sets proxyProtocol for port %s: kgateway's Envoy requires the header there.", p.GetNamespace(), p.GetName(), strings.Join(ports, ", "))}, true
+			return need{fact: core.Yes, msg: fmt.Sprintf("ListenerPolicy %s/%s sets proxyProtocol for port %s: kgateway's Envoy requires the header there.", p.GetNamespace(), p.GetName(), strings.Join(ports, ", "))}, true, nil
 		}
 	}
-	return need{}, false
+	return need{}, false, nil
 }
 
-// selects reports whether a policy's targetSelectors pick a Gateway of the policy's namespace
-// with these labels (matchLabels and matchExpressions: kgateway's LocalPolicyTargetSelector,
-// Envoy Gateway's TargetSelector, api/v1alpha1/policy_helpers.go). A selector that reaches
-// into other namespaces (Envoy Gateway's namespaces, with a ReferenceGrant) is not followed.
-func selects(p *unstructured.Unstructured, gwLabels map[string]string) bool {
+// selects reports whether a policy's targetSelectors pick an object of kind (Gateway, or
+// ListenerSet for Envoy Gateway) of the policy's namespace with these labels (matchLabels and
+// matchExpressions: kgateway's LocalPolicyTargetSelector, Envoy Gateway's TargetSelector,
+// api/v1alpha1/policy_helpers.go). A selector that reaches into other namespaces (Envoy
+// Gateway's namespaces, with a ReferenceGrant) is not followed. A selector that does not parse
+// (an unknown operator, a bad label) is bad input naming the policy and the selector: Envoy
+// Gateway selects nothing with it (internal/gatewayapi/helpers.go selectorFromTargetSelector,
+// v1.9.1), which is rarely what its author meant.
+func selects(gw *gwv1.Gateway, p *unstructured.Unstructured, kind string, objLabels map[string]string) (bool, error) {
 	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
-	for _, s := range sels {
+	for i, s := range sels {
 		m, ok := s.(map[string]any)
-		if !ok || m["kind"] != "Gateway" || (m["group"] != nil && m["group"] != Group) {
+		if !ok || m["kind"] != kind || (m["group"] != nil && m["group"] != Group) {
 			continue
+		}
+		bad := func(err error) error {
+			return inputError(gw, p.GetKind(), p.GetNamespace(), p.GetName(), field.Invalid(field.NewPath("spec", "targetSelectors").Index(i), field.OmitValueType{}, err.Error()))
 		}
 		var ls metav1.LabelSelector
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"matchLabels": m["matchLabels"], "matchExpressions": m["matchExpressions"]}, &ls); err != nil {
-			continue
+			return false, bad(err)
 		}
 		if len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0 {
 			continue // an empty selector is not read as "every Gateway"
 		}
 		sel, err := metav1.LabelSelectorAsSelector(&ls)
-		if err == nil && sel.Matches(labels.Set(gwLabels)) {
-			return true
+		if err != nil {
+			return false, bad(err)
+		}
+		if sel.Matches(labels.Set(objLabels)) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
+}
+
+// kgatewayPolicies are kgateway's ListenerPolicies of the Gateway's namespace that target it by
+// targetRefs or targetSelectors, in namespace/name order.
+func kgatewayPolicies(gw *gwv1.Gateway, c *core.Cluster) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, p := range c.CustomListIn(kgatewayGroup, kindListenerPolicy, gw.Namespace) {
+		picked, err := selects(gw, p, "Gateway", gw.Labels)
+		if err != nil {
+			return nil, err
+		}
+		if picked || targets(p, gw.Name) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // override is the implementation's own resource that sets a key of the Service's annotations

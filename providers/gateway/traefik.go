@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/loopguard/loopguard/core"
 )
@@ -24,7 +27,21 @@ import (
 //   - --entrypoints.<name>.proxyprotocol.trustedips / .insecure: a PROXY protocol header is read
 //     when one comes (pkg/server/server_entrypoint_tcp.go, buildProxyProtocolListener: policy USE
 //     for trusted sources, IGNORE otherwise; github.com/pires/go-proxyproto policy.go: USE takes
-//     the address from the header, REQUIRE alone refuses a connection without one).
+//     the address from the header, REQUIRE alone refuses a connection without one). With
+//     neither, Traefik cannot build the entry point: ip.NewChecker refuses an empty list, "no
+//     trusted IPs provided" (pkg/ip/checker.go, v3.7.9), and Traefik does not start
+//     (NewTCPEntryPoints returns the error to cmd/traefik/traefik.go setupServer), so no PROXY
+//     setting is read from it;
+//   - --entrypoints.<name>.forwardedheaders.trustedips / .insecure: Traefik keeps the
+//     X-Forwarded-* headers of a request from those sources (from any, insecure) and deletes them
+//     from any other before it appends the connection's source to X-Forwarded-For
+//     (pkg/middlewares/forwardedheaders/forwarded_header.go XForwarded.ServeHTTP, built per entry
+//     point in pkg/server/server_entrypoint_tcp.go newHTTPServer; field names
+//     pkg/config/static/entrypoints.go ForwardedHeaders; all at v3.7.9): what follows it takes
+//     the client address from X-Forwarded-For set by the hops in front, Traefik's equivalent of
+//     Envoy Gateway's clientIPDetection.xForwardedFor.trustedCIDRs. Both trusted lists are IPs or
+//     CIDRs, comma-separated (docs/content/reference/install-configuration/entrypoints.md); one
+//     that is neither fails ip.NewChecker, and Traefik does not start either.
 const (
 	traefikProviderFlag   = "--providers.kubernetesgateway"
 	traefikStatusSvcName  = "--providers.kubernetesgateway.statusaddress.service.name"
@@ -45,12 +62,18 @@ type traefikEntryPoint struct {
 	proxyProtocol bool
 	trusted       string
 	insecure      bool
+	// forwardedTrusted and forwardedInsecure are forwardedHeaders.trustedIPs and .insecure.
+	forwardedTrusted  string
+	forwardedInsecure bool
+	// written are the arguments as the Pod spells them, by lowercased key, for messages.
+	written map[string]string
 }
 
 // traefikArgs parses "--key=value" and bare "--key" arguments; Traefik's flag names are
-// case-insensitive, so keys are lowercased.
-func traefikArgs(c corev1.Container) map[string]string {
-	out := map[string]string{}
+// case-insensitive, so keys are lowercased. written maps each lowercased key to the argument's
+// key as written.
+func traefikArgs(c corev1.Container) (args, written map[string]string) {
+	args, written = map[string]string{}, map[string]string{}
 	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
 		if !strings.HasPrefix(a, "--") {
 			continue
@@ -59,9 +82,10 @@ func traefikArgs(c corev1.Container) map[string]string {
 		if !ok {
 			v = "true"
 		}
-		out[strings.ToLower(k)] = v
+		args[strings.ToLower(k)] = v
+		written[strings.ToLower(k)] = k
 	}
-	return out
+	return args, written
 }
 
 // traefikConfigs reads the static configuration of every Traefik Pod that runs the Gateway
@@ -70,7 +94,7 @@ func traefikConfigs(c *core.Cluster) []*traefikConfig {
 	var out []*traefikConfig
 	for _, p := range c.Pods() {
 		for _, ctr := range p.Spec.Containers {
-			args := traefikArgs(ctr)
+			args, written := traefikArgs(ctr)
 			enabled := false
 			for k := range args {
 				if k == traefikProviderFlag || strings.HasPrefix(k, traefikProviderFlag+".") {
@@ -92,9 +116,10 @@ func traefikConfigs(c *core.Cluster) []*traefikConfig {
 				}
 				ep := tc.entryPoints[name]
 				if ep == nil {
-					ep = &traefikEntryPoint{name: name}
+					ep = &traefikEntryPoint{name: name, written: map[string]string{}}
 					tc.entryPoints[name] = ep
 				}
+				ep.written[field] = written[k]
 				switch {
 				case field == "address":
 					ep.address, _, _ = strings.Cut(v, "/")
@@ -104,6 +129,10 @@ func traefikConfigs(c *core.Cluster) []*traefikConfig {
 					ep.proxyProtocol, ep.trusted = true, v
 				case field == "proxyprotocol.insecure" && v != "false":
 					ep.proxyProtocol, ep.insecure = true, true
+				case field == "forwardedheaders.trustedips":
+					ep.forwardedTrusted = v
+				case field == "forwardedheaders.insecure" && v != "false":
+					ep.forwardedInsecure = true
 				}
 			}
 			out = append(out, tc)
@@ -172,31 +201,101 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// traefikNeeds: the entry points that serve the Gateway's listeners read a PROXY header when
-// one comes but do not require it.
-func traefikNeeds(v *view, tc *traefikConfig) (need, bool) {
-	if tc == nil {
-		return need{}, false
-	}
-	var with []string
+// traefikServing pairs each of the Gateway's listeners with the entry points that serve it (the
+// address ends in the listener's port), in listener then entry point name order.
+func traefikServing(v *view, tc *traefikConfig) []traefikServed {
+	var out []traefikServed
 	for _, l := range v.gw.Spec.Listeners {
 		suffix := fmt.Sprintf(":%d", l.Port)
 		for _, name := range sortedKeys(tc.entryPoints) {
-			ep := tc.entryPoints[name]
-			if ep.proxyProtocol && strings.HasSuffix(ep.address, suffix) {
-				how := "insecure"
-				if !ep.insecure {
-					how = "trustedIPs " + ep.trusted
-				}
-				with = append(with, fmt.Sprintf("%s (%s, listener %s, proxyProtocol %s)", ep.name, ep.address, l.Name, how))
+			if ep := tc.entryPoints[name]; strings.HasSuffix(ep.address, suffix) {
+				out = append(out, traefikServed{listener: l, ep: ep})
 			}
 		}
 	}
+	return out
+}
+
+type traefikServed struct {
+	listener gwv1.Listener
+	ep       *traefikEntryPoint
+}
+
+// checkTrusted reads a trusted list (field: "proxyprotocol.trustedips" or
+// "forwardedheaders.trustedips") as Traefik's ip.NewChecker does: each comma-separated entry an
+// IP or a CIDR. One that is neither is bad input naming the Pod and the argument.
+func (ep *traefikEntryPoint) checkTrusted(v *view, tc *traefikConfig, field, list string) error {
+	for _, entry := range strings.Split(list, ",") {
+		entry = strings.TrimSpace(entry)
+		if net.ParseIP(entry) != nil {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(entry); err != nil {
+			return inputError(v.gw, "Pod", tc.pod.Namespace, tc.pod.Name, fieldpath.Invalid(fieldpath.NewPath("argument "+ep.written[field]), entry,
+				"neither an IP address nor a CIDR: Traefik cannot build the entry point and does not start (pkg/ip/checker.go NewChecker, v3.7.9)"))
+		}
+	}
+	return nil
+}
+
+// traefikNeeds: the entry points that serve the Gateway's listeners read a PROXY header when
+// one comes but do not require it. An entry point with proxyProtocol but neither trustedIPs nor
+// insecure cannot be built (Traefik does not start), so it says nothing here.
+func traefikNeeds(v *view, tc *traefikConfig) (need, bool, error) {
+	if tc == nil {
+		return need{}, false, nil
+	}
+	var with []string
+	for _, s := range traefikServing(v, tc) {
+		ep := s.ep
+		if !ep.proxyProtocol || (!ep.insecure && ep.trusted == "") {
+			continue
+		}
+		how := "insecure"
+		if !ep.insecure {
+			if err := ep.checkTrusted(v, tc, "proxyprotocol.trustedips", ep.trusted); err != nil {
+				return need{}, false, err
+			}
+			how = "trustedIPs " + ep.trusted
+		}
+		with = append(with, fmt.Sprintf("%s (%s, listener %s, proxyProtocol %s)", ep.name, ep.address, s.listener.Name, how))
+	}
 	if len(with) == 0 {
-		return need{}, false
+		return need{}, false, nil
 	}
 	return need{fact: core.Unknown, msg: fmt.Sprintf("Traefik's entry point %s reads a PROXY protocol header when one comes and serves connections without one (Pod %s/%s).",
-		strings.Join(with, ", "), tc.pod.Namespace, tc.pod.Name)}, true
+		strings.Join(with, ", "), tc.pod.Namespace, tc.pod.Name)}, true, nil
+}
+
+// traefikClientAddress: the entry points that serve the Gateway's listeners and trust
+// X-Forwarded-* headers (forwardedHeaders.trustedIPs or .insecure) pass on the client address
+// the hops in front wrote there.
+func traefikClientAddress(v *view, tc *traefikConfig) (clientAddress, bool, error) {
+	if tc == nil {
+		return clientAddress{}, false, nil
+	}
+	var with []string
+	for _, s := range traefikServing(v, tc) {
+		ep := s.ep
+		var how string
+		switch {
+		case ep.forwardedInsecure:
+			how = "forwardedHeaders.insecure: from every source"
+		case ep.forwardedTrusted != "":
+			if err := ep.checkTrusted(v, tc, "forwardedheaders.trustedips", ep.forwardedTrusted); err != nil {
+				return clientAddress{}, false, err
+			}
+			how = "forwardedHeaders.trustedIPs: from " + ep.forwardedTrusted
+		default:
+			continue
+		}
+		with = append(with, fmt.Sprintf("%s (%s, listener %s, %s)", ep.name, ep.address, s.listener.Name, how))
+	}
+	if len(with) == 0 {
+		return clientAddress{}, false, nil
+	}
+	return clientAddress{why: fmt.Sprintf("Traefik's entry point %s keeps the X-Forwarded-For of requests from those sources and deletes it from any other (Pod %s/%s): the client address it passes on is the one the hops in front wrote there (Traefik pkg/middlewares/forwardedheaders/forwarded_header.go, v3.7.9).",
+		strings.Join(with, ", "), tc.pod.Namespace, tc.pod.Name)}, true, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

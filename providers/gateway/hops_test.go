@@ -1,0 +1,61 @@
+package gateway_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
+	"github.com/loopguard/loopguard/providers/kubernetes"
+)
+
+// TestMalformedTrustedHops: a hop count that is not a whole number from 0 to 2^32-1 (a uint32
+// in Envoy Gateway's and kgateway's APIs, Envoy's xff_num_trusted_hops) in a policy that
+// configures the Gateway is an error naming the policy and the field, not a setting read as
+// absent (which would let LB source NAT rank first for backends that use the address).
+func TestMalformedTrustedHops(t *testing.T) {
+	eg := func(hops string) string {
+		return class("gateway.envoyproxy.io/gatewayclass-controller", "") + gw("", "") + `
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: p, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  clientIPDetection: {xForwardedFor: {numTrustedHops: ` + hops + `}}`
+	}
+	kg := func(spec string) string {
+		return class("kgateway.dev/kgateway", "") + gw("", "") + `
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: lp, namespace: edge}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
+  ` + spec
+	}
+	cases := map[string]struct{ objs, want string }{
+		"EnvoyGatewayWord": {objs: eg("two"),
+			want: `ClientTrafficPolicy edge/p: spec.clientIPDetection.xForwardedFor.numTrustedHops: Invalid value: "two": must be a whole number from 0 to 4294967295`},
+		"EnvoyGatewayNegative": {objs: eg("-1"), want: `spec.clientIPDetection.xForwardedFor.numTrustedHops: Invalid value: -1`},
+		"EnvoyGatewayFraction": {objs: eg("1.5"), want: `spec.clientIPDetection.xForwardedFor.numTrustedHops: Invalid value: 1.5`},
+		"KGatewayDefault": {objs: kg(`default: {httpSettings: {xffNumTrustedHops: many}}`),
+			want: `ListenerPolicy edge/lp: spec.default.httpSettings.xffNumTrustedHops: Invalid value: "many"`},
+		"KGatewayPerPort": {objs: kg(`perPort: [{port: 443, listener: {}}, {port: 80, listener: {httpSettings: {xffNumTrustedHops: 4294967296}}}]`),
+			want: `ListenerPolicy edge/lp: spec.perPort[1].listener.httpSettings.xffNumTrustedHops: Invalid value: 4.294967296e+09: must be a whole number from 0 to 4294967295`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
+			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = core.Evaluate(gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want bad input saying %q", err, tc.want)
+			}
+		})
+	}
+}
