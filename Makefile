@@ -126,7 +126,7 @@ fuzz-guided:
 	FUZZ_GUIDED=all FUZZTIME=$(or $(filter-out 30s,$(FUZZTIME)),3s) hack/fuzz-short.sh
 
 ## envoy-gateway: the Gateway API proof against Envoy Gateway's real controller (docs/gateway.md;
-## builds and caches Envoy Gateway once: 331 s of CPU cold, then the three tests take ~50 s;
+## builds and caches Envoy Gateway once: 331 s of CPU cold, then the four tests take ~70 s;
 ## root); .ci/run runs it beside its other steps, and make test counts those tests as skipped
 ## (TESTSUMMARY: where to build hack/testsummary, so two makes at once do not share the file)
 TESTSUMMARY ?= bin/testsummary

@@ -13,7 +13,7 @@
 # components' builds, so nothing is lost in the Go build cache, and the test only needs the
 # controller to behave as released, not fast (the Go specification does not change with the
 # optimizer). Measured with an empty Go build cache on two shared cores (2026-12-04, 2,103
-# packages): 433 s of CPU optimized with DWARF, 331 s this way; the three tests pass the same.
+# packages): 433 s of CPU optimized with DWARF, 331 s this way; the tests pass the same.
 #
 #   ENVOY_GATEWAY_VERSION (default below) picks the release.
 set -euo pipefail
