@@ -37,7 +37,7 @@ type gatewayEnv struct {
 // creates the namespaces, the controller's own (loopguard-gw) and three Nodes (10.0.1.11-13).
 func newGatewayEnv(t *testing.T, namespaces []string, crds ...string) *gatewayEnv {
 	t.Helper()
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(gatewayCRDs(t), crds...)...))
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(apiserver.GatewayAPICRDs(t), crds...)...))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	e := &gatewayEnv{t: t, ctx: ctx, srv: srv, cs: srv.Client()}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,18 +144,9 @@ type gatewayCluster struct {
 // (absolute paths), and creates the namespaces and three Nodes.
 func startGatewayCluster(t *testing.T, namespaces []string, crds ...string) *gatewayCluster {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
-			crds = append(crds, f)
-		}
-	}
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(apiserver.GatewayAPICRDs(t), crds...)...))
 	lc := &gatewayCluster{t: t, ctx: context.Background(), srv: srv, cs: srv.Client(), node: "10.0.1.11"}
+	var err error
 	if lc.dyn, err = dynamic.NewForConfig(srv.Config()); err != nil {
 		t.Fatal(err)
 	}
