@@ -63,7 +63,7 @@ const VerdictFieldManager = core.FieldManager + "-verdict"
 var gatewayGVK = schema.GroupVersionKind{Group: gateway.Group, Version: "v1", Kind: "Gateway"}
 
 // SetupGateways registers the Gateway reconciler with mgr. p is the cloud's Provider, as for
-// Setup; it is wrapped with gateway.Wrap. A cluster that does not serve Gateways gets no
+// Setup; it is wrapped with gateway.Wrap and opts.Gateway. A cluster that does not serve Gateways gets no
 // reconciler and no error (nil, nil), so a host can always call it.
 func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*GatewayController, error) {
 	if p == nil {
@@ -93,8 +93,11 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 		return nil, err
 	}
 	wp, ok := p.(*gateway.Provider)
-	if !ok {
-		wp = gateway.Wrap(p, nil)
+	switch {
+	case ok && opts.Gateway != nil:
+		return nil, &core.KindError{Kind: core.ErrInvalid, Msg: "controller: Options.Gateway is set and the Provider is already wrapped by gateway.Wrap with options of its own; give one of them"}
+	case !ok:
+		wp = gateway.Wrap(p, opts.Gateway)
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {

@@ -179,10 +179,11 @@ func (configMapWatchesRunnable) NeedLeaderElection() bool { return false }
 
 // gatewaysNamingConfigMap maps a ConfigMap to the Gateways it shapes: the Istio Gateways of
 // its namespace whose spec.infrastructure.parametersRef names it, and, for Istio's class
-// defaults (labelled gateway.istio.io/defaults-for-class), every Gateway of that class.
+// defaults (labelled gateway.istio.io/defaults-for-class, in istiod's namespace), every Gateway
+// of that class.
 func (g *GatewayController) gatewaysNamingConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	if class := o.GetLabels()[istioDefaultsForClass]; class != "" {
+	if class := o.GetLabels()[istioDefaultsForClass]; class != "" && o.GetNamespace() == g.gwOpts.IstioNamespace {
 		out = g.gatewaysOfClasses(ctx, map[string]bool{class: true})
 	}
 	gws := &unstructured.UnstructuredList{}
