@@ -208,7 +208,12 @@ const istioDefaultsForClass = "gateway.istio.io/defaults-for-class"
 // ContourDeployment, GatewayParameters, CiliumGatewayClassConfig, a policy) or a GatewayClass
 // to the Gateways whose evaluation reads it: the Gateways of a class named, or of every class
 // whose spec.parametersRef names it; the Gateways of its namespace whose
-// spec.infrastructure.parametersRef names it; those a policy's targetRefs name.
+// spec.infrastructure.parametersRef names it; those of its namespace a policy's targetRefs
+// name or its targetSelectors match (gateway.PolicyTargets). On an update
+// handler.EnqueueRequestsFromMapFunc maps the old object and the new one, so the Gateways a
+// changed policy stops naming or selecting are judged again too, as on a delete those the
+// deleted policy did. A Gateway whose labels change, so that a selector starts or stops
+// matching it, is judged again through its own watch (For), which sees every change to it.
 func (g *GatewayController) gatewaysReferencing(ctx context.Context, o client.Object) []reconcile.Request {
 	gvk := o.GetObjectKind().GroupVersionKind()
 	if gvk.Group == gateway.Group && gvk.Kind == "GatewayClass" {
@@ -239,27 +244,11 @@ func (g *GatewayController) gatewaysReferencing(ctx context.Context, o client.Ob
 		ref, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", "parametersRef")
 		match := ref["group"] == gvk.Group && ref["kind"] == gvk.Kind && ref["name"] == o.GetName()
 		if !match && u != nil {
-			match = targetsGateway(u, gw.GetName())
+			match = gateway.PolicyTargets(u, &gw)
 		}
 		if match {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.GetNamespace(), Name: gw.GetName()}})
 		}
 	}
 	return out
-}
-
-// targetsGateway reports whether a policy's spec.targetRefs (or targetRef) name the Gateway of
-// its namespace.
-func targetsGateway(p *unstructured.Unstructured, name string) bool {
-	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
-	if one, ok, _ := unstructured.NestedMap(p.Object, "spec", "targetRef"); ok {
-		refs = append(refs, one)
-	}
-	for _, r := range refs {
-		m, ok := r.(map[string]any)
-		if ok && m["kind"] == "Gateway" && m["name"] == name && (m["group"] == nil || m["group"] == gateway.Group) {
-			return true
-		}
-	}
-	return false
 }
