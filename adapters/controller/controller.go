@@ -27,6 +27,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
 )
 
 // Options configure the controller. A nil *Options means report-only with a zero profile.
@@ -59,6 +60,11 @@ type Options struct {
 	// and after a fix is written, and records what was observed (VerifyOptions). Off by
 	// default: it is the only thing that makes the controller create Pods.
 	Verify *VerifyOptions
+	// Gateway configures the Gateway layer SetupGateways wraps the Provider with (istiod's
+	// namespace, where Istio's class defaults ConfigMaps are read and watched); nil means its
+	// defaults. A Provider gateway.Wrap already wrapped brings its own: giving both is an
+	// error, since one of them would be ignored.
+	Gateway *gateway.Options
 }
 
 // Controller reconciles LoadBalancer Services and Ingresses. Build it with Setup.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -55,15 +56,24 @@ type GatewayController struct {
 	verdicts *kube.Writer
 	events   events.EventRecorder
 	log      hclog.Logger
+	// unreadable is, per Gateway, the last ConfigMapsUnreadable Event's note, so that a
+	// reconcile retried with the same problem records no Event again.
+	unreadable sync.Map // types.NamespacedName → string
 }
 
 // VerdictFieldManager owns the verdict annotation on Gateways.
 const VerdictFieldManager = core.FieldManager + "-verdict"
 
+// ReasonConfigMapsUnreadable is the reason of the Warning Event on a Gateway whose ConfigMaps
+// (Istio's parameters and class defaults) could not be read: the API server refused the list
+// (a ClusterRole without list and watch on configmaps) or did not answer. The Gateway's
+// verdict is left as it was rather than judged without them.
+const ReasonConfigMapsUnreadable = "ConfigMapsUnreadable"
+
 var gatewayGVK = schema.GroupVersionKind{Group: gateway.Group, Version: "v1", Kind: "Gateway"}
 
 // SetupGateways registers the Gateway reconciler with mgr. p is the cloud's Provider, as for
-// Setup; it is wrapped with gateway.Wrap. A cluster that does not serve Gateways gets no
+// Setup; it is wrapped with gateway.Wrap and opts.Gateway. A cluster that does not serve Gateways gets no
 // reconciler and no error (nil, nil), so a host can always call it.
 func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*GatewayController, error) {
 	if p == nil {
@@ -93,8 +103,11 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 		return nil, err
 	}
 	wp, ok := p.(*gateway.Provider)
-	if !ok {
-		wp = gateway.Wrap(p, nil)
+	switch {
+	case ok && opts.Gateway != nil:
+		return nil, &core.KindError{Kind: core.ErrInvalid, Msg: "controller: Options.Gateway is set and the Provider is already wrapped by gateway.Wrap with options of its own; give one of them"}
+	case !ok:
+		wp = gateway.Wrap(p, opts.Gateway)
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -217,6 +230,7 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 	gw.SetGroupVersionKind(gatewayGVK)
 	if err := g.cache.Get(ctx, req.NamespacedName, gw); err != nil {
 		if apierrors.IsNotFound(err) {
+			g.unreadable.Delete(req.NamespacedName)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -224,8 +238,21 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 	gw = gw.DeepCopy()
 	cl, err := g.facts(ctx, gw)
 	if err != nil {
-		return reconcile.Result{}, err
+		var unread *configMapsUnreadable
+		if errors.As(err, &unread) {
+			// Judged without them, the Gateway could be called at risk or safe against what
+			// they say: its verdict stays as it was, and the Event says what is missing. The
+			// error retries the reconcile with backoff.
+			const kept = "; the verdict is left as it was"
+			note := truncate(err.Error(), noteMax-len(kept)) + kept
+			if prev, ok := g.unreadable.Load(req.NamespacedName); !ok || prev.(string) != note {
+				g.unreadable.Store(req.NamespacedName, note)
+				g.events.Eventf(gw, nil, corev1.EventTypeWarning, ReasonConfigMapsUnreadable, "Evaluate", "%s", note)
+			}
+		}
+		return reconcile.Result{}, fmt.Errorf("Gateway %s: %w", req.NamespacedName, err)
 	}
+	g.unreadable.Delete(req.NamespacedName)
 	res, evalErr := core.Evaluate(g.dialect, gw, cl, g.profile.Policy)
 	if core.IsNotExposed(evalErr) {
 		if _, had := gw.GetAnnotations()[AnnotationVerdict]; had {

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -37,7 +39,7 @@ type gatewayEnv struct {
 // creates the namespaces, the controller's own (loopguard-gw) and three Nodes (10.0.1.11-13).
 func newGatewayEnv(t *testing.T, namespaces []string, crds ...string) *gatewayEnv {
 	t.Helper()
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(gatewayCRDs(t), crds...)...))
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(apiserver.GatewayAPICRDs(t), crds...)...))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	e := &gatewayEnv{t: t, ctx: ctx, srv: srv, cs: srv.Client()}
@@ -56,6 +58,27 @@ func newGatewayEnv(t *testing.T, namespaces []string, crds ...string) *gatewayEn
 		}
 	}
 	return e
+}
+
+// envoyGatewayCRDs are Envoy Gateway's own CRDs of these resources (clienttrafficpolicies, ...),
+// as the release hack/envoy-gateway.sh builds publishes them in its module (the plain copies
+// in its Helm chart's crds subchart); the module is downloaded, not built.
+func envoyGatewayCRDs(t *testing.T, resources ...string) []string {
+	t.Helper()
+	script, err := os.ReadFile("../../hack/envoy-gateway.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`ENVOY_GATEWAY_VERSION:-([0-9][0-9.]*)`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("hack/envoy-gateway.sh names no default ENVOY_GATEWAY_VERSION")
+	}
+	var out []string
+	for _, r := range resources {
+		out = append(out, apiserver.ModuleFiles(t, "github.com/envoyproxy/gateway", "v"+string(m[1]),
+			"charts/gateway-helm/charts/crds/crds/generated/gateway.envoyproxy.io_"+r+".yaml")...)
+	}
+	return out
 }
 
 // create makes an object of resource gvr from YAML.

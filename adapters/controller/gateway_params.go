@@ -2,17 +2,19 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -25,7 +27,8 @@ import (
 
 // configMapSyncTimeout bounds the wait for a ConfigMap watch's first list: a reconcile (or an
 // admission review, which has seconds) that cannot read a Gateway's ConfigMaps fails and is
-// retried instead of waiting for ever (a ServiceAccount without list on configmaps).
+// retried instead of waiting for ever. A list the API server refused (a ServiceAccount without
+// list on configmaps) fails the read at once, without waiting for this.
 const configMapSyncTimeout = 5 * time.Second
 
 // configMapWatches reads and watches the ConfigMaps Gateways name (providers/gateway
@@ -61,24 +64,22 @@ func newConfigMapWatches(ctx context.Context, cs kubernetes.Interface) *configMa
 }
 
 // read returns the ConfigMaps refs name, as their informers hold them (a named one that does
-// not exist is left out), starting the informers not started yet.
+// not exist is left out), starting the informers not started yet. When an informer has not
+// listed, because the API server refused its list or did not answer within
+// configMapSyncTimeout, nothing is returned: a Gateway judged as if those ConfigMaps did not
+// exist would get a verdict they may contradict. The error is a *configMapsUnreadable naming
+// each ConfigMap not read and why.
 func (w *configMapWatches) read(ctx context.Context, refs []gateway.ConfigMapRef) ([]runtime.Object, error) {
+	infs := make([]*configMapInformer, len(refs))
+	for i, r := range refs {
+		infs[i] = w.informer(r) // all started before any wait, so they list side by side
+	}
 	var out []runtime.Object
-	for _, r := range refs {
-		inf := w.informer(r)
-		if !inf.HasSynced() {
-			wctx, cancel := context.WithTimeout(ctx, configMapSyncTimeout)
-			synced := toolscache.WaitForCacheSync(wctx.Done(), inf.HasSynced)
-			cancel()
-			if !synced {
-				inf.mu.Lock()
-				err := inf.lastErr
-				inf.mu.Unlock()
-				if err == nil {
-					err = errors.New("not listed yet")
-				}
-				return nil, fmt.Errorf("read ConfigMap %s: %w", describeRef(r), err)
-			}
+	unread := &configMapsUnreadable{}
+	for i, inf := range infs {
+		if err := inf.waitListed(ctx); err != nil {
+			unread.refs, unread.errs = append(unread.refs, refs[i]), append(unread.errs, err)
+			continue
 		}
 		for _, o := range inf.GetStore().List() {
 			if cm, ok := o.(*corev1.ConfigMap); ok {
@@ -86,14 +87,71 @@ func (w *configMapWatches) read(ctx context.Context, refs []gateway.ConfigMapRef
 			}
 		}
 	}
+	if len(unread.refs) > 0 {
+		return nil, unread
+	}
 	return out, nil
 }
 
+// waitListed waits until the informer has listed, the API server has refused its list, or
+// configMapSyncTimeout passes; another error (a connection lost) may pass while it waits. A
+// failed list is retried by the informer (with client-go's backoff, less than a minute apart),
+// so a rule granted later takes effect without a restart.
+func (inf *configMapInformer) waitListed(ctx context.Context) error {
+	if inf.HasSynced() {
+		return nil
+	}
+	err := utilwait.PollUntilContextTimeout(ctx, 20*time.Millisecond, configMapSyncTimeout, true, func(context.Context) (bool, error) {
+		if inf.HasSynced() {
+			return true, nil
+		}
+		inf.mu.Lock()
+		defer inf.mu.Unlock()
+		if apierrors.IsForbidden(inf.lastErr) || apierrors.IsUnauthorized(inf.lastErr) {
+			return false, inf.lastErr
+		}
+		return false, nil
+	})
+	if err != nil && utilwait.Interrupted(err) {
+		err = fmt.Errorf("not listed after %v", configMapSyncTimeout)
+		inf.mu.Lock()
+		if inf.lastErr != nil {
+			err = inf.lastErr
+		}
+		inf.mu.Unlock()
+	}
+	return err
+}
+
+// configMapsUnreadable is a read of the ConfigMaps a Gateway's evaluation needs that did not
+// complete: refs[i] could not be read because of errs[i] (the API server's answer to the list,
+// when there was one).
+type configMapsUnreadable struct {
+	refs []gateway.ConfigMapRef
+	errs []error
+}
+
+func (e *configMapsUnreadable) Error() string {
+	parts := make([]string, len(e.refs))
+	forbidden := false
+	for i, r := range e.refs {
+		parts[i] = "cannot read " + describeRef(r) + ": " + e.errs[i].Error()
+		forbidden = forbidden || apierrors.IsForbidden(e.errs[i])
+	}
+	msg := strings.Join(parts, "; ")
+	if forbidden {
+		msg += ". The controller's ServiceAccount needs list and watch on configmaps in every namespace (deploy/base/rbac.yaml's ClusterRole; docs/permissions.md)"
+	}
+	return msg
+}
+
+func (e *configMapsUnreadable) Unwrap() []error { return e.errs }
+
 func describeRef(r gateway.ConfigMapRef) string {
 	if r.Name != "" {
-		return r.Namespace + "/" + r.Name
+		return "ConfigMap " + r.Namespace + "/" + r.Name
 	}
-	return "in " + r.Namespace + " labelled " + r.LabelSelector
+	return "the ConfigMaps of " + r.Namespace + " labelled " + r.LabelSelector
 }
 
 // informer returns the running informer for r, starting it if need be.
@@ -179,10 +237,11 @@ func (configMapWatchesRunnable) NeedLeaderElection() bool { return false }
 
 // gatewaysNamingConfigMap maps a ConfigMap to the Gateways it shapes: the Istio Gateways of
 // its namespace whose spec.infrastructure.parametersRef names it, and, for Istio's class
-// defaults (labelled gateway.istio.io/defaults-for-class), every Gateway of that class.
+// defaults (labelled gateway.istio.io/defaults-for-class, in istiod's namespace), every Gateway
+// of that class.
 func (g *GatewayController) gatewaysNamingConfigMap(ctx context.Context, o client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	if class := o.GetLabels()[istioDefaultsForClass]; class != "" {
+	if class := o.GetLabels()[istioDefaultsForClass]; class != "" && o.GetNamespace() == g.gwOpts.IstioNamespace {
 		out = g.gatewaysOfClasses(ctx, map[string]bool{class: true})
 	}
 	gws := &unstructured.UnstructuredList{}
@@ -207,11 +266,33 @@ const istioDefaultsForClass = "gateway.istio.io/defaults-for-class"
 // ContourDeployment, GatewayParameters, CiliumGatewayClassConfig, a policy) or a GatewayClass
 // to the Gateways whose evaluation reads it: the Gateways of a class named, or of every class
 // whose spec.parametersRef names it; the Gateways of its namespace whose
-// spec.infrastructure.parametersRef names it; those a policy's targetRefs name.
+// spec.infrastructure.parametersRef names it; those of its namespace a policy's targetRefs
+// name or its targetSelectors match (gateway.PolicyTargets), and the Gateways of the
+// ListenerSets it targets (gateway.PolicyTargetsListenerSet); for a ListenerSet, the Gateway
+// its parentRef names; for a ContourConfiguration, the Gateway Contour's provisioner made it
+// for. On an update
+// handler.EnqueueRequestsFromMapFunc maps the old object and the new one, so the Gateways a
+// changed policy stops naming or selecting are judged again too, as on a delete those the
+// deleted policy did. A Gateway whose labels change, so that a selector starts or stops
+// matching it, is judged again through its own watch (For), which sees every change to it.
 func (g *GatewayController) gatewaysReferencing(ctx context.Context, o client.Object) []reconcile.Request {
 	gvk := o.GetObjectKind().GroupVersionKind()
-	if gvk.Group == gateway.Group && gvk.Kind == "GatewayClass" {
+	u, _ := o.(*unstructured.Unstructured)
+	switch {
+	case gvk.Group == gateway.Group && gvk.Kind == "GatewayClass":
 		return g.gatewaysOfClasses(ctx, map[string]bool{o.GetName(): true})
+	case gvk.Group == gateway.Group && gvk.Kind == "ListenerSet" && u != nil:
+		// Its listeners are the Gateway's its parentRef names (when that Gateway admits it).
+		if gw, ok := gateway.ListenerSetParent(u); ok {
+			return []reconcile.Request{{NamespacedName: gw}}
+		}
+		return nil
+	case gvk.Group == "projectcontour.io" && gvk.Kind == "ContourConfiguration":
+		// What the Contour provisioned for one Gateway reads (contourconfig-<gateway>).
+		if gw, ok := gateway.ContourConfigurationGateway(o); ok {
+			return []reconcile.Request{{NamespacedName: gw}}
+		}
+		return nil
 	}
 	classes := &unstructured.UnstructuredList{}
 	classes.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayClassList"))
@@ -233,32 +314,32 @@ func (g *GatewayController) gatewaysReferencing(ctx context.Context, o client.Ob
 	if err := g.cache.List(ctx, gws, client.InNamespace(o.GetNamespace())); err != nil {
 		return out
 	}
-	u, _ := o.(*unstructured.Unstructured)
 	for _, gw := range gws.Items {
 		ref, _, _ := unstructured.NestedStringMap(gw.Object, "spec", "infrastructure", "parametersRef")
 		match := ref["group"] == gvk.Group && ref["kind"] == gvk.Kind && ref["name"] == o.GetName()
 		if !match && u != nil {
-			match = targetsGateway(u, gw.GetName())
+			match = gateway.PolicyTargets(u, &gw)
 		}
 		if match {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.GetNamespace(), Name: gw.GetName()}})
 		}
 	}
-	return out
-}
-
-// targetsGateway reports whether a policy's spec.targetRefs (or targetRef) name the Gateway of
-// its namespace.
-func targetsGateway(p *unstructured.Unstructured, name string) bool {
-	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
-	if one, ok, _ := unstructured.NestedMap(p.Object, "spec", "targetRef"); ok {
-		refs = append(refs, one)
-	}
-	for _, r := range refs {
-		m, ok := r.(map[string]any)
-		if ok && m["kind"] == "Gateway" && m["name"] == name && (m["group"] == nil || m["group"] == gateway.Group) {
-			return true
+	// A ClientTrafficPolicy for a ListenerSet of its namespace (by targetRefs or
+	// targetSelectors of kind ListenerSet) configures listeners of the Gateway that ListenerSet
+	// attaches to, which may be in another namespace.
+	if u != nil && gvk.Kind == "ClientTrafficPolicy" {
+		sets := &unstructured.UnstructuredList{}
+		sets.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("ListenerSetList"))
+		if err := g.cache.List(ctx, sets, client.InNamespace(o.GetNamespace())); err == nil { // not served: none
+			for i := range sets.Items {
+				if !gateway.PolicyTargetsListenerSet(u, &sets.Items[i]) {
+					continue
+				}
+				if gw, ok := gateway.ListenerSetParent(&sets.Items[i]); ok {
+					out = append(out, reconcile.Request{NamespacedName: gw})
+				}
+			}
 		}
 	}
-	return false
+	return out
 }

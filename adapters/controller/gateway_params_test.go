@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/loopguard/loopguard/providers/gateway"
 )
 
 // TestGatewayReJudgedWhenItsParametersChange: the Gateway reconciler, with deploy/'s RBAC,
@@ -67,4 +69,35 @@ func TestGatewayReJudgedWhenItsParametersChange(t *testing.T) {
 		`{apiVersion: cilium.io/v2alpha1, kind: CiliumGatewayClassConfig, metadata: {name: lb, namespace: kube-system}, spec: {service: {type: NodePort}}}`)
 	until(t, e.ctx, "Gateway cil's verdict taken back once its class's config makes the Service a NodePort", judged(map[string]string{
 		"cil": ""}), verdicts)
+}
+
+// TestGatewayIstioNamespace: with Options.Gateway naming istiod's namespace (the controller's
+// --istio-namespace), the Gateway reconciler reads and watches Istio's class defaults there and
+// not in istio-system: the defaults in istio-system (which would make the Gateway safe) do not
+// count, and those created later in istio-gw re-judge the Gateway within the deadline.
+func TestGatewayIstioNamespace(t *testing.T) {
+	e := newGatewayEnv(t, []string{"shop", "istio-system", "istio-gw"})
+	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	e.create(gatewayClassesRes, "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: istio},
+  spec: {controllerName: istio.io/gateway-controller}}`)
+	e.create(gatewaysRes, "shop", `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: edge, namespace: shop},
+  spec: {gatewayClassName: istio, infrastructure: {annotations: {`+subnet+`: subnet-3f9a2c1d}}, listeners: [{name: http, port: 80, protocol: HTTP}]}}`)
+	defaults := func(ns string) string {
+		return `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio-default-gatewayclass-istio, namespace: ` + ns + `,
+  labels: {gateway.istio.io/defaults-for-class: istio}},
+  data: {service: "metadata: {annotations: {service.cloud.tencent.com/prevent-loopback: \"true\"}}"}}`
+	}
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	// What an istiod in istio-system would read; this cluster's istiod runs in istio-gw.
+	e.create(configMaps, "istio-system", defaults("istio-system"))
+	e.startGateways(&Options{Profile: ipvs, Gateway: &gateway.Options{IstioNamespace: "istio-gw"}}, "../../deploy/base/rbac.yaml")
+
+	verdict := func() string { return e.verdict("shop", "edge") }
+	until(t, e.ctx, "Gateway edge judged at risk, istio-system's class defaults not read", func() bool {
+		return strings.HasPrefix(verdict(), ReasonAtRisk+":")
+	}, verdict)
+	e.create(configMaps, "istio-gw", defaults("istio-gw"))
+	until(t, e.ctx, "Gateway edge re-judged once the class defaults in istio-gw set the remedy", func() bool {
+		return strings.HasPrefix(verdict(), ReasonNoLoop+":")
+	}, verdict)
 }

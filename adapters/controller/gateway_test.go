@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,26 +17,6 @@ import (
 
 	"github.com/loopguard/loopguard/core"
 )
-
-// gatewayCRDs are Gateway API's standard-channel CRDs from the module go.mod requires.
-func gatewayCRDs(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs in the gateway-api module (%v)", err)
-	}
-	var crds []string
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
-			crds = append(crds, f)
-		}
-	}
-	return crds
-}
 
 // TestGatewayEnforceWritesTheGatewayNotItsService: the Gateway reconciler, running with
 // deploy/'s RBAC, judges a Gateway

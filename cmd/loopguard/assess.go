@@ -18,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8sversion "k8s.io/apimachinery/pkg/util/version"
 
@@ -48,6 +49,9 @@ type assessOptions struct {
 	allowTickets             bool
 	allowDisruptive          bool
 	clients                  string
+
+	// istioNamespace is istiod's namespace (--istio-namespace), for the Gateway layer.
+	istioNamespace string
 
 	// set reports whether a flag was given on the command line.
 	set func(flag string) bool
@@ -149,6 +153,11 @@ func (o *assessOptions) validateFacts() error {
 			return usagef("--clients %q: not a label selector: %v", o.clients, err)
 		}
 	}
+	if o.set(flagIstioNamespace) {
+		if errs := validation.IsDNS1123Label(o.istioNamespace); len(errs) > 0 {
+			return usagef("--%s %q: not a namespace name: %s", flagIstioNamespace, o.istioNamespace, strings.Join(errs, "; "))
+		}
+	}
 	return nil
 }
 
@@ -216,6 +225,7 @@ func (o *assessOptions) prepare(set *manifest.Set, rep *Report) (*inputs, error)
 	if err != nil {
 		return nil, err
 	}
+	entry = entry.withGatewayOptions(o.gatewayOptions())
 	profile.Provider = entry.name
 
 	objs := make([]k8sruntime.Object, len(set.Objects))

@@ -71,6 +71,7 @@ cluster could not be read, an object could not be translated, or the command lin
 	addDiagramFlag(cmd, o)
 	cmd.Flags().BoolVar(&o.failOnRisk, "fail-on-risk", false, "exit with code 1 when an object is at risk")
 	addFactsFlags(cmd, o)
+	addGatewayFlags(cmd, o)
 	return cmd
 }
 
@@ -125,6 +126,7 @@ or parsed, or the command line is wrong; 3 when a plan is blocked or could not b
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "manifests to read: a file, a folder (read recursively: .yaml, .yml, .json), or - for standard input; repeatable")
 	addOutputFlags(cmd, o)
 	addFactsFlags(cmd, o)
+	addGatewayFlags(cmd, o)
 	return cmd
 }
 
@@ -223,6 +225,7 @@ computed, a write failed, or what was written is not visible yet (apply again la
 	f.BoolVar(&l.dryRun, "dry-run", false, "compute the plans against the cluster and write nothing")
 	addOutputFlags(cmd, o)
 	addFactsFlags(cmd, o)
+	addGatewayFlags(cmd, o)
 	return cmd
 }
 

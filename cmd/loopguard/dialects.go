@@ -27,6 +27,9 @@ type dialectEntry struct {
 	// is configured with); nil when the CLI cannot carry out this cloud's remedies, and plans
 	// are unsupported.
 	newProvider func(env driverEnv) (core.Provider, error)
+	// cloudDialect and cloudProvider are the cloud's own, which withGateways wraps.
+	cloudDialect  func() core.Dialect
+	cloudProvider func(env driverEnv) (core.Provider, error)
 }
 
 // driverEnv is what a Driver may use beyond the objects: nothing offline; the API server's

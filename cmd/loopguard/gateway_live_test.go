@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,18 +144,9 @@ type gatewayCluster struct {
 // (absolute paths), and creates the namespaces and three Nodes.
 func startGatewayCluster(t *testing.T, namespaces []string, crds ...string) *gatewayCluster {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
-			crds = append(crds, f)
-		}
-	}
-	srv := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	srv := apiserver.Start(t, apiserver.WithCRDPaths(append(apiserver.GatewayAPICRDs(t), crds...)...))
 	lc := &gatewayCluster{t: t, ctx: context.Background(), srv: srv, cs: srv.Client(), node: "10.0.1.11"}
+	var err error
 	if lc.dyn, err = dynamic.NewForConfig(srv.Config()); err != nil {
 		t.Fatal(err)
 	}
@@ -321,5 +310,70 @@ func TestScanReadsListenerSetsAndContourConfigurations(t *testing.T) {
 		if !strings.Contains(after[gw], `"gateway-client-address"`) {
 			t.Errorf("%s has no reason gateway-client-address:\n%s", gw, after[gw])
 		}
+	}
+}
+
+// TestScanIstioNamespace: scan --istio-namespace reads Istio's class defaults in istiod's
+// namespace and not in istio-system: without the flag an Istio Gateway whose class defaults
+// (in istio-gw) set the remedy is at risk, with it the Gateway is judged safe; the istio-system
+// defaults, which would take the remedy back out, count only without the flag.
+func TestScanIstioNamespace(t *testing.T) {
+	lc := startGatewayCluster(t, []string{"shop", "istio-system", "istio-gw"})
+	const subnet = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	lc.create("gatewayclasses", "", `{apiVersion: gateway.networking.k8s.io/v1, kind: GatewayClass, metadata: {name: istio},
+  spec: {controllerName: istio.io/gateway-controller}}`)
+	lc.create("gateways", "shop", `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: edge, namespace: shop},
+  spec: {gatewayClassName: istio, infrastructure: {annotations: {`+subnet+`: subnet-1}}, listeners: [{name: http, port: 80, protocol: HTTP}]}}`)
+	defaults := func(ns, prevent string) string {
+		return `{apiVersion: v1, kind: ConfigMap, metadata: {name: istio-default-gatewayclass-istio, namespace: ` + ns + `,
+  labels: {gateway.istio.io/defaults-for-class: istio}},
+  data: {service: "metadata: {annotations: {service.cloud.tencent.com/prevent-loopback: \"` + prevent + `\"}}"}}`
+	}
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	lc.createAs(cm, "istio-gw", defaults("istio-gw", "true"))
+	lc.createAs(cm, "istio-system", defaults("istio-system", "false"))
+	t.Chdir(repoRoot)
+	risk := func(rep Report) string {
+		for _, r := range rep.Results {
+			if r.Object.Kind == "Gateway" && r.Object.Namespace == "shop" && r.Object.Name == "edge" {
+				return r.Risk
+			}
+		}
+		return "not judged"
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "at-risk"},
+		{[]string{"--istio-namespace", "istio-gw"}, "none"},
+		{[]string{"-n", "shop", "--istio-namespace", "istio-gw"}, "none"},
+	} {
+		if got := risk(lc.scan(c.args...)); got != c.want {
+			t.Errorf("scan %v: Gateway shop/edge %s, want %s", c.args, got, c.want)
+		}
+	}
+	// apply plans with the same reading: nothing to do with the flag.
+	kubeconfig := writeKubeconfig(t, lc.srv.Config())
+	for _, c := range []struct {
+		args             []string
+		risk, wantStatus string
+	}{
+		{nil, "at-risk", "user-action"}, // the change is on istio-system's ConfigMap, which sets the key
+		{[]string{"--istio-namespace", "istio-gw"}, "none", "up-to-date"},
+	} {
+		stdout, stderr, code := runCLI(t, "", append([]string{"apply", "--dry-run", "-o", "json", "--kubeconfig", kubeconfig, "--profile", "examples/manifests/profile.yaml",
+			"--object", "Gateway/shop/edge"}, c.args...)...)
+		var rep PlanReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Plans) != 1 {
+			t.Fatalf("apply --dry-run %v: exit %d, %v, %s", c.args, code, err, stderr)
+		}
+		if p := rep.Plans[0]; p.Risk != c.risk || p.Status != c.wantStatus {
+			t.Errorf("apply --dry-run %v: Gateway shop/edge %s, %s; want %s, %s", c.args, p.Risk, p.Status, c.risk, c.wantStatus)
+		}
+	}
+	// A name that is not a namespace's is refused before anything is read.
+	if _, stderr, code := runCLI(t, "", "scan", "--kubeconfig", kubeconfig, "--istio-namespace", "Istio_GW"); code != exitInput || !strings.Contains(stderr, "--istio-namespace") {
+		t.Errorf("scan --istio-namespace Istio_GW: exit %d, %s; want %d naming the flag", code, stderr, exitInput)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/adapters/manifest"
+	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -122,7 +124,7 @@ func (l *liveOptions) load(ctx context.Context, o *assessOptions, stderr io.Writ
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	set, err := l.gather(ctx, cfg, where)
+	set, err := l.gather(ctx, cfg, where, o.gatewayOptions())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -137,7 +139,7 @@ func (l *liveOptions) load(ctx context.Context, o *assessOptions, stderr io.Writ
 // gather reads the cluster into the same Set manifests are read into, each object located at
 // "context NAME", so the rest of the pipeline (profile, dialect detection, evaluation, report)
 // is assess's.
-func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string) (*manifest.Set, error) {
+func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string, gwOpts *gateway.Options) (*manifest.Set, error) {
 	src := manifest.Source{Name: "context " + where}
 	if where == "in-cluster" {
 		src.Name = where
@@ -148,8 +150,8 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 	}
 	first := opts(l.namespace)
 	// The ConfigMaps the namespace's Gateways name (Istio's parameters beside each Gateway, its
-	// class defaults in istio-system), and no other.
-	first.ConfigMaps = gatewayConfigMaps
+	// class defaults in istiod's namespace, --istio-namespace), and no other.
+	first.ConfigMaps = func(read []runtime.Object) []kube.ConfigMapRef { return gatewayConfigMaps(read, gwOpts) }
 	objs, err := kube.Gather(ctx, cfg, first)
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster (%s): %w", src.Name, err)
@@ -158,7 +160,7 @@ func (l *liveOptions) gather(ctx context.Context, cfg *rest.Config, where string
 		// A Gateway's implementation may keep its Service (Envoy Gateway) or its parameters
 		// (a GatewayClass's parametersRef) elsewhere: read those, and only those, too.
 		read := objs
-		for _, other := range gatewayNamespaces(read) {
+		for _, other := range gatewayNamespaces(read, gwOpts) {
 			more, err := kube.Gather(ctx, cfg, opts(other))
 			if err != nil {
 				return nil, fmt.Errorf("read the cluster (%s, namespace %s for its Gateways): %w", src.Name, other, err)

@@ -97,6 +97,7 @@ errors go to standard error and, with -o json|yaml, into "errors").`,
 	addOutputFlags(cmd, o)
 	f.BoolVar(&o.failOnRisk, "fail-on-risk", false, "exit with code 1 when an object is at risk")
 	addFactsFlags(cmd, o)
+	addGatewayFlags(cmd, o)
 	return cmd
 }
 

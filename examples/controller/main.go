@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/loopguard/loopguard/adapters/verify"
 	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 	"github.com/loopguard/loopguard/providers/tencent"
 	"github.com/loopguard/loopguard/providers/volcengine"
@@ -60,7 +62,12 @@ func run() error {
 	verifyAfterFix := flag.Duration("verify-after-fix", time.Minute, "with --verify and --enforce: how long after writing a fix the Service is verified (the cloud's controller carries it to the LB first)")
 	verifyConns := flag.Int("verify-connections", probe.DefaultConnections, "with --verify: connections per LB address and probe Pod")
 	verifyStart := flag.Duration("verify-start-timeout", 60*time.Second, "with --verify: how long a probe Pod may take to start")
+	istioNS := flag.String("istio-namespace", gateway.DefaultIstioNamespace, "istiod's namespace, where Istio's GatewayClass defaults ConfigMaps (labelled gateway.istio.io/defaults-for-class) are read and watched for Istio Gateways")
 	flag.Parse()
+	gwOpts, err := gatewayOptions(*istioNS)
+	if err != nil {
+		return err
+	}
 	// controller-runtime's own logs (leader election, informers) go to stderr like loopguard's.
 	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 
@@ -89,7 +96,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	opts := &controller.Options{Profile: profile, Enforce: *enforce, Logger: log}
+	opts := &controller.Options{Profile: profile, Enforce: *enforce, Logger: log, Gateway: gwOpts}
 	if *doVerify {
 		if opts.Verify, err = verifyOptions(*verifyImage, *verifyNS, *verifyConns, *verifyStart); err != nil {
 			return err
@@ -143,6 +150,15 @@ func run() error {
 	}
 	log.Info("starting", "provider", *provider, "enforce", *enforce, "leader-elect", *leaderElect, "verify", *doVerify)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// gatewayOptions are the Gateway layer's options from the flags: --istio-namespace must be a
+// namespace's name, so that a typo fails at start rather than watching nothing.
+func gatewayOptions(istioNS string) (*gateway.Options, error) {
+	if errs := validation.IsDNS1123Label(istioNS); len(errs) > 0 {
+		return nil, fmt.Errorf("--istio-namespace %q: not a namespace name: %s", istioNS, strings.Join(errs, "; "))
+	}
+	return &gateway.Options{IstioNamespace: istioNS}, nil
 }
 
 // verifyOptions are --verify's: the probe namespace defaults to the controller's own, and

@@ -184,7 +184,7 @@ const kindContourConfiguration = "ContourConfiguration"
 
 func contourRuntimeOf(v *view, c *core.Cluster) (contourRuntime, bool) {
 	if c != nil {
-		if cc := c.Custom(contourGroup, kindContourConfiguration, v.gw.Namespace, "contourconfig-"+v.gw.Name); cc != nil {
+		if cc := c.Custom(contourGroup, kindContourConfiguration, v.gw.Namespace, contourConfigPrefix+v.gw.Name); cc != nil {
 			return contourRuntime{obj: cc, kind: kindContourConfiguration, at: []string{"spec"}}, true
 		}
 	}
