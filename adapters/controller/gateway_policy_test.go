@@ -123,7 +123,17 @@ func TestGatewayReJudgedWhenItsListenerSetsChange(t *testing.T) {
 		return func() bool { v := e.verdict("shop", name); return v != "" && !strings.Contains(v, "intercept-vip") }
 	}
 
+	cc := schema.GroupVersionResource{Group: "projectcontour.io", Version: "v1alpha1", Resource: "contourconfigurations"}
+	e.create(cc, "shop", `{apiVersion: projectcontour.io/v1alpha1, kind: ContourConfiguration, metadata: {name: contourconfig-cweb, namespace: shop},
+  spec: {envoy: {listener: {useProxyProtocol: true}}}}`)
+	until(t, e.ctx, "Gateway cweb re-judged once its ContourConfiguration requires the PROXY protocol", noIntercept("cweb"), verdicts)
+
+	// ListenerSets are gateway.networking.k8s.io/v1 from Gateway API v1.5 on; a build list
+	// with an older release (the 1.35 host's, v1.3.0) installs CRDs without them.
 	listenerSets := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "listenersets"}
+	if !served(t, e, listenerSets) {
+		t.Skip("the Gateway API CRDs of this build list have no ListenerSet (gateway.networking.k8s.io/v1 since Gateway API v1.5)")
+	}
 	e.create(listenerSets, "team", `{apiVersion: gateway.networking.k8s.io/v1, kind: ListenerSet, metadata: {name: extra, namespace: team},
   spec: {parentRef: {name: web, namespace: shop}, listeners: [{name: api, port: 8443, protocol: HTTP}]}}`)
 	until(t, e.ctx, "Gateway web re-judged once a ListenerSet whose listener requires the PROXY protocol attaches", noIntercept("web"), verdicts)
@@ -134,9 +144,19 @@ func TestGatewayReJudgedWhenItsListenerSetsChange(t *testing.T) {
 	until(t, e.ctx, "Gateway web re-judged once the ListenerSet's policy is deleted", func() bool {
 		return e.verdict("shop", "web") == web
 	}, verdicts)
+}
 
-	cc := schema.GroupVersionResource{Group: "projectcontour.io", Version: "v1alpha1", Resource: "contourconfigurations"}
-	e.create(cc, "shop", `{apiVersion: projectcontour.io/v1alpha1, kind: ContourConfiguration, metadata: {name: contourconfig-cweb, namespace: shop},
-  spec: {envoy: {listener: {useProxyProtocol: true}}}}`)
-	until(t, e.ctx, "Gateway cweb re-judged once its ContourConfiguration requires the PROXY protocol", noIntercept("cweb"), verdicts)
+// served reports whether the API server serves a resource.
+func served(t *testing.T, e *gatewayEnv, gvr schema.GroupVersionResource) bool {
+	t.Helper()
+	list, err := e.cs.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true
+		}
+	}
+	return false
 }
