@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,26 +18,6 @@ import (
 )
 
 var gatewaysGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-
-// gatewayCRDs are Gateway API's standard-channel CRDs from the module go.mod requires.
-func gatewayCRDs(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	if err != nil {
-		t.Skipf("cannot find the sigs.k8s.io/gateway-api module: %v", err)
-	}
-	files, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs in the gateway-api module (%v)", err)
-	}
-	var crds []string
-	for _, f := range files {
-		if !strings.Contains(filepath.Base(f), "_vap_") { // a ValidatingAdmissionPolicy, not a CRD
-			crds = append(crds, f)
-		}
-	}
-	return crds
-}
 
 // copyInfrastructure does what Envoy Gateway does with a Gateway's spec.infrastructure
 // annotations: it renders them onto the Service it generated, over the Service's base
@@ -88,7 +66,7 @@ func copyInfrastructure(ctx context.Context, t *testing.T, dyn dynamic.Interface
 // runs the real one).
 func TestTofuGateway(t *testing.T) {
 	tofuBinary(t)
-	s := apiserver.Start(t, apiserver.WithCRDPaths(gatewayCRDs(t)...))
+	s := apiserver.Start(t, apiserver.WithCRDPaths(apiserver.GatewayAPICRDs(t)...))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	c := s.Client()

@@ -1,13 +1,11 @@
 package gateway_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/gateway"
-	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
 // TestContourRuntimeSettings: Contour runs a Gateway's Envoy with the ContourConfiguration its
@@ -61,16 +59,9 @@ func TestContourRuntimeSettings(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
-			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
-			res, err := core.Evaluate(d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			res, err := judgeWeb(t, objs)
 			if tc.invalid != "" {
-				if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.invalid) {
-					t.Fatalf("err = %v, want bad input saying %q", err, tc.invalid)
-				}
+				wantInvalid(t, err, tc.invalid)
 				return
 			}
 			if err != nil {

@@ -413,7 +413,6 @@ metadata: {name: web, namespace: shop}
 spec:
   gatewayClassName: eg
   listeners: [{name: http, port: 80, protocol: HTTP}, {name: alt, port: 8080, protocol: HTTP}]`)
-	gvrCTP := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
 	policy := func(name, target, spec string) {
 		mustCreate(t, ctx, dyn.Resource(gvrCTP).Namespace("shop"), `apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: ClientTrafficPolicy
@@ -427,22 +426,7 @@ spec:
 	policy("b-alt", ", sectionName: alt", "clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
 	policy("c-late-all", "", "proxyProtocol: {optional: true}")
 
-	conditions := func(name string) map[string]string {
-		u, err := dyn.Resource(gvrCTP).Namespace("shop").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]string{}
-		ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
-		for _, a := range ancestors {
-			conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
-			for _, c := range conds {
-				m := c.(map[string]any)
-				out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
-			}
-		}
-		return out
-	}
+	conditions := func(name string) map[string]string { return policyConditions(ctx, t, dyn, "shop", name) }
 	var seen string
 	if !waitFor(ctx, time.Minute, func() bool {
 		a, b, c := conditions("a-all"), conditions("b-alt"), conditions("c-late-all")
@@ -518,7 +502,6 @@ metadata: {name: extra, namespace: team}
 spec:
   parentRef: {name: web, namespace: shop}
   listeners: [{name: api, port: 8443, protocol: HTTP}, {name: admin, port: 9443, protocol: HTTP}]`)
-	gvrCTP := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
 	policy := func(ns, name, target, spec string) {
 		mustCreate(t, ctx, dyn.Resource(gvrCTP).Namespace(ns), `apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: ClientTrafficPolicy
@@ -531,22 +514,7 @@ spec:
 	policy("team", "ls-all", "kind: ListenerSet, name: extra", "clientIPDetection: {xForwardedFor: {numTrustedHops: 1}}")
 	policy("team", "ls-admin", "kind: ListenerSet, name: extra, sectionName: admin", "proxyProtocol: {optional: true}")
 
-	conditions := func(ns, name string) map[string]string {
-		u, err := dyn.Resource(gvrCTP).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]string{}
-		ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
-		for _, a := range ancestors {
-			conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
-			for _, c := range conds {
-				m := c.(map[string]any)
-				out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
-			}
-		}
-		return out
-	}
+	conditions := func(ns, name string) map[string]string { return policyConditions(ctx, t, dyn, ns, name) }
 	var seen string
 	if !waitFor(ctx, time.Minute, func() bool {
 		g, l, a := conditions("shop", "gw-all"), conditions("team", "ls-all"), conditions("team", "ls-admin")
@@ -813,3 +781,26 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// policyConditions are the conditions Envoy Gateway's controller wrote on a ClientTrafficPolicy's
+// status.ancestors, by type: "status/reason: message".
+func policyConditions(ctx context.Context, t *testing.T, dyn dynamic.Interface, ns, name string) map[string]string {
+	t.Helper()
+	u, err := dyn.Resource(gvrCTP).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	ancestors, _, _ := unstructured.NestedSlice(u.Object, "status", "ancestors")
+	for _, a := range ancestors {
+		conds, _, _ := unstructured.NestedSlice(a.(map[string]any), "conditions")
+		for _, c := range conds {
+			m := c.(map[string]any)
+			out[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v: %v", m["status"], m["reason"], m["message"])
+		}
+	}
+	return out
+}
+
+// gvrCTP is Envoy Gateway's ClientTrafficPolicy resource.
+var gvrCTP = schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/providers/gateway"
+	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
 // decode reads multi-document YAML: the core kinds the Cluster indexes as typed objects, the
@@ -106,4 +109,23 @@ func toYAML(t *testing.T, m map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// judgeWeb evaluates Gateway edge/web among objs with the Gateway layer over the Kubernetes
+// dialect, as assess does; err is the evaluation's (bad input, for the tests that look for it).
+func judgeWeb(t *testing.T, objs []runtime.Object) (*core.Result, error) {
+	t.Helper()
+	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core.Evaluate(gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+}
+
+// wantInvalid fails the test unless err is bad input whose text says want.
+func wantInvalid(t *testing.T, err error, want string) {
+	t.Helper()
+	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want bad input saying %q", err, want)
+	}
 }

@@ -1,13 +1,8 @@
 package gateway_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/loopguard/loopguard/core"
-	"github.com/loopguard/loopguard/providers/gateway"
-	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
 // TestMalformedTrustedHops: a hop count that is not a whole number from 0 to 2^32-1 (a uint32
@@ -48,14 +43,8 @@ spec:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, strings.ReplaceAll(tc.objs, "ANNOTATIONS", `loopguard.io/lb-scope: private`))
-			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = core.Evaluate(gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
-			if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want bad input saying %q", err, tc.want)
-			}
+			_, err := judgeWeb(t, objs)
+			wantInvalid(t, err, tc.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -281,14 +280,8 @@ spec:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, tc.objs)
-			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = core.Evaluate(gateway.NewDialect(kubernetes.NewDialect(nil), nil), find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
-			if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want bad input saying %q", err, tc.want)
-			}
+			_, err := judgeWeb(t, objs)
+			wantInvalid(t, err, tc.want)
 		})
 	}
 }

@@ -1,13 +1,11 @@
 package gateway_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/providers/gateway"
-	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
 // traefikGateway is a Traefik Gateway with listeners web (8000) and websecure (8443), served by
@@ -100,16 +98,9 @@ func TestTraefikForwardedHeaders(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, strings.Replace(traefikGateway, "ARGS", tc.args, 1))
-			c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := gateway.NewDialect(kubernetes.NewDialect(nil), nil)
-			res, err := core.Evaluate(d, find(t, objs, "Gateway", "edge", "web"), c, core.Policy{})
+			res, err := judgeWeb(t, objs)
 			if tc.invalid != "" {
-				if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.invalid) {
-					t.Fatalf("err = %v, want bad input naming %q", err, tc.invalid)
-				}
+				wantInvalid(t, err, tc.invalid)
 				return
 			}
 			if err != nil {
