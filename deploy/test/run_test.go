@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,9 @@ var (
 	buildErr  error
 )
 
-// controllerBinary builds examples/controller, the program deploy/Dockerfile puts in the image.
+// controllerBinary builds examples/controller with deploy/Dockerfile's own build command, so
+// the test runs what the image holds: the same packages, module versions (hack/newest's
+// workspace) and flags.
 func controllerBinary(t *testing.T) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "loopguard-deploy-test")
@@ -54,18 +57,57 @@ func controllerBinary(t *testing.T) string {
 			return
 		}
 		binary = filepath.Join(dir, "loopguard-controller")
-		// Built in the root module, with its go.mod, as deploy/Dockerfile builds the image.
-		cmd := exec.Command("go", "build", "-o", binary, "./examples/controller")
-		cmd.Dir = "../.."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build examples/controller: %v\n%s", err, out)
-		}
+		buildErr = dockerfileBuild("../Dockerfile", "../..", binary)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return binary
+}
+
+// dockerfileBuild runs the RUN instruction of dockerfile that calls go build, in root as the
+// image's WORKDIR and with its -o pointed at out. What the image build would use from the
+// environment (GOFLAGS, GOWORK) is the instruction's own: it is run by sh with them unset.
+func dockerfileBuild(dockerfile, root, out string) error {
+	b, err := os.ReadFile(dockerfile)
+	if err != nil {
+		return err
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	workdir, run := "", ""
+	// Instructions, with backslash-continued lines joined (Dockerfile syntax).
+	for _, ins := range strings.Split(strings.ReplaceAll(string(b), "\\\n", " "), "\n") {
+		f := strings.Fields(ins)
+		switch {
+		case len(f) == 2 && f[0] == "WORKDIR":
+			workdir = f[1]
+		case len(f) > 1 && f[0] == "RUN" && strings.Contains(ins, " go build "):
+			for len(f) > 1 && strings.HasPrefix(f[1], "--") { // --mount=... and other RUN flags
+				f = append(f[:1], f[2:]...)
+			}
+			run = strings.Join(f[1:], " ")
+		}
+	}
+	o := regexp.MustCompile(`(^|\s)-o\s+(\S+)`).FindStringSubmatchIndex(run)
+	if workdir == "" || run == "" || o == nil {
+		return fmt.Errorf("%s: want a WORKDIR and a RUN instruction with go build -o, got WORKDIR %q, RUN %q", dockerfile, workdir, run)
+	}
+	run = run[:o[4]] + out + run[o[5]:]
+	run = strings.ReplaceAll(run, workdir+"/", root+"/")
+	cmd := exec.Command("sh", "-c", run)
+	cmd.Dir = root
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOFLAGS=") && !strings.HasPrefix(kv, "GOWORK=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s's build (%s): %v\n%s", dockerfile, run, err, b)
+	}
+	return nil
 }
 
 func freePort(t *testing.T) int {
