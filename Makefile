@@ -116,12 +116,14 @@ fuzz:
 	$(GO) test ./adapters/manifest -run '^$$' -fuzz '^FuzzPeekTypeMeta$$' -fuzztime $(FUZZTIME)
 
 ## fuzz-short: every fuzz target of the module for FUZZTIME (3s by default), with coverage
-## guidance where it is cheap to build (hack/fuzz-short.sh says which and why); .ci/run runs it
+## guidance over loopguard's own packages (hack/fuzz-short.sh says why not the dependencies too);
+## .ci/run runs it
 fuzz-short:
 	FUZZTIME=$(or $(filter-out 30s,$(FUZZTIME)),3s) hack/fuzz-short.sh
 
-## fuzz-guided: fuzz-short with every package instrumented for coverage guidance (about 5 min
-## more of compiling on an empty build cache, cached after)
+## fuzz-guided: fuzz-short with every package instrumented for coverage guidance, the
+## dependencies too, as go test -fuzz does (about 5 min more of compiling on an empty build
+## cache, cached after)
 fuzz-guided:
 	FUZZ_GUIDED=all FUZZTIME=$(or $(filter-out 30s,$(FUZZTIME)),3s) hack/fuzz-short.sh
 
