@@ -38,7 +38,13 @@ main() {
 	cache_stage kube-proxy
 	log "cache miss: building kube-proxy v$K8S_VERSION with $GO_VERSION (work dir $WORK)"
 	k8s_module "$WORK/kube-proxy" "$K8S_VERSION"
-	k8s_build "$WORK/kube-proxy" "$K8S_VERSION" kube-proxy "$STAGE/kube-proxy"
+	# A release other than K8S_RELEASE shares no compiled package with anything else CI builds
+	# (its k8s.io/* are other versions), so, as Envoy Gateway (hack/envoy-gateway.sh), it is
+	# built without optimizations or inlining: kube-proxy 1.28.15, for the version-skew test,
+	# programs a few rules and needs to behave as released, not fast.
+	local gcflags=""
+	[[ "$K8S_VERSION" == "$K8S_RELEASE" ]] || gcflags="all=-N -l"
+	k8s_build "$WORK/kube-proxy" "$K8S_VERSION" kube-proxy "$STAGE/kube-proxy" "$gcflags"
 	cache_publish
 }
 
