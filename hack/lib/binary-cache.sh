@@ -43,13 +43,6 @@ cache_env() {
 	# was built.
 	export GOFLAGS="-mod=mod -trimpath"
 	export CGO_ENABLED=0
-	# The compiler collects its heap less often: these builds are CPU-bound and the machine has
-	# memory to spare. GOGC changes no compiled output and no cache key (cmd/go hashes neither
-	# it nor GOMEMLIMIT), and GOMEMLIMIT caps a compile of a huge generated package (Kubernetes'
-	# OpenAPI definitions, Envoy's protos) near 3 GiB. Measured on two cores with the standard
-	# library cached (2026-12-04, examples/controller on go.mod's floor, 905 packages): 232-279 s
-	# of CPU with the default GOGC=100, 202-209 s with 400. A caller's own setting wins.
-	export GOGC="${GOGC:-400}" GOMEMLIMIT="${GOMEMLIMIT:-3GiB}"
 	command -v "$GO" >/dev/null 2>&1 || die "go command '$GO' not found"
 	GO_VERSION="$("$GO" env GOVERSION)"
 	# A toolchain with experiments reports e.g. "go1.26.8 X:boringcrypto"; keep the key a plain name.
