@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/loopguard/loopguard/adapters/kube"
 	"github.com/loopguard/loopguard/core"
@@ -115,22 +116,8 @@ spec:
 	}
 	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
 	reconcile := func() (*core.Outcome, error) {
-		nsd, cl := gateway.Resources()
-		objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := core.NewCluster(profile, objs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			if gateway.IsGateway(o) {
-				return rec.Reconcile(ctx, o, c)
-			}
-		}
-		t.Fatal("no Gateway gathered")
-		return nil, nil
+		gw, c, _ := gatherGateway(ctx, t, s.Config(), profile, "web")
+		return rec.Reconcile(ctx, gw, c)
 	}
 	out, err := reconcile()
 	var retry *core.RetryError
@@ -209,21 +196,7 @@ spec:
 	// Taking the remedy back (an SDK's uninstall, Terraform's destroy): loopguard removes what
 	// it wrote from the Gateway, never touching the Service, and the controller drops the value
 	// from the Service it renders.
-	nsd, cl := gateway.Resources()
-	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := core.NewCluster(profile, objs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gwObj runtime.Object
-	for _, o := range objs {
-		if gateway.IsGateway(o) {
-			gwObj = o
-		}
-	}
+	gwObj, c, _ := gatherGateway(ctx, t, s.Config(), profile, "web")
 	removed, err := rec.Remove(ctx, gwObj, c)
 	if err != nil {
 		t.Fatalf("remove: %v", err)
@@ -323,22 +296,8 @@ spec:
 	}
 	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
 	gather := func() (runtime.Object, *core.Cluster) {
-		nsd, cl := gateway.Resources()
-		objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := core.NewCluster(profile, objs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			if u, ok := o.(*unstructured.Unstructured); ok && gateway.IsGateway(o) && u.GetName() == "web" {
-				return o, c
-			}
-		}
-		t.Fatal("Gateway shop/web not gathered")
-		return nil, nil
+		gw, c, _ := gatherGateway(ctx, t, s.Config(), profile, "web")
+		return gw, c
 	}
 	obj, c := gather()
 	out, err := rec.Reconcile(ctx, obj, c)
@@ -438,21 +397,7 @@ spec:
 	}
 	t.Logf("Envoy Gateway: %s", seen)
 
-	nsd, cl := gateway.Resources()
-	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gw runtime.Object
-	for _, o := range objs {
-		if gateway.IsGateway(o) {
-			gw = o
-		}
-	}
+	gw, c, _ := gatherGateway(ctx, t, s.Config(), core.ClusterProfile{}, "web")
 	res, err := core.Evaluate(gateway.NewDialect(tencent.NewDialect(nil), nil), gw, c, core.Policy{})
 	if err != nil {
 		t.Fatal(err)
@@ -533,21 +478,7 @@ spec:
 	}
 	t.Logf("Envoy Gateway generated Service %s/%s with ports %v", svc.Namespace, svc.Name, ports)
 
-	nsd, cl := gateway.Resources()
-	objs, err := kube.Gather(ctx, s.Config(), &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := core.NewCluster(core.ClusterProfile{}, objs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gw runtime.Object
-	for _, o := range objs {
-		if gateway.IsGateway(o) {
-			gw = o
-		}
-	}
+	gw, c, objs := gatherGateway(ctx, t, s.Config(), core.ClusterProfile{}, "web")
 	d := gateway.NewDialect(tencent.NewDialect(nil), nil)
 	typed, err := gateway.AsGateway(gw)
 	if err != nil {
@@ -804,3 +735,25 @@ func policyConditions(ctx context.Context, t *testing.T, dyn dynamic.Interface, 
 
 // gvrCTP is Envoy Gateway's ClientTrafficPolicy resource.
 var gvrCTP = schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "clienttrafficpolicies"}
+
+// gatherGateway reads the cluster as scan does (gateway.Resources, kube.Gather) and returns the
+// Gateway called name, the Cluster built from what was read, and what was read.
+func gatherGateway(ctx context.Context, t *testing.T, cfg *rest.Config, profile core.ClusterProfile, name string) (runtime.Object, *core.Cluster, []runtime.Object) {
+	t.Helper()
+	nsd, cl := gateway.Resources()
+	objs, err := kube.Gather(ctx, cfg, &kube.GatherOptions{Custom: nsd, ClusterCustom: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.NewCluster(profile, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && gateway.IsGateway(o) && u.GetName() == name {
+			return o, c, objs
+		}
+	}
+	t.Fatalf("no Gateway %s gathered", name)
+	return nil, nil, nil
+}
