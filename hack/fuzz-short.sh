@@ -34,8 +34,11 @@ out="$work/out"
 
 # run PKG DIR BIN TARGET TIME: one target for TIME from the package's folder (as go test runs
 # it, so testdata/ resolves and a crash is written under DIR/testdata/fuzz/TARGET/).
+# FUZZPARALLEL: fuzzing workers per target (go test's -parallel; default GOMAXPROCS, as go test
+# has it). .ci/run sets 1: it runs fuzz-short beside make test, where a second worker takes its
+# core from the tests.
 run() {
-	(cd "$2" && "$3" -test.run '^$' -test.fuzz "^$4\$" -test.fuzztime "$5" -test.fuzzcachedir "$cache/$1") >"$out" 2>&1
+	(cd "$2" && "$3" -test.run '^$' -test.fuzz "^$4\$" -test.fuzztime "$5" -test.fuzzcachedir "$cache/$1" ${FUZZPARALLEL:+-test.parallel "$FUZZPARALLEL"}) >"$out" 2>&1
 }
 
 n=0
@@ -80,4 +83,4 @@ while read -r pkg dir; do
 		n=$((n + 1))
 	done
 done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
-echo "fuzz: $n targets, $fuzztime each, coverage guidance over $guided, no crash"
+echo "fuzz: $n targets, $fuzztime each, ${FUZZPARALLEL:-$(nproc)} worker(s), coverage guidance over $guided, no crash"
