@@ -74,8 +74,9 @@ main() {
 	# state, the provider attached in-process by terraform-plugin-testing, no tracing). They are
 	# compiled without optimizations or inlining, as Envoy Gateway is (hack/envoy-gateway.sh),
 	# which saves their optimization passes; everything the tests run (OpenTofu itself, HCL,
-	# cty, gRPC's core, protobuf, the standard library) keeps the compiler's defaults. All of
-	# OpenTofu built with -N -l cost the provider's tests 21 s of CPU more than it saved.
+	# cty, gRPC's core, protobuf, the standard library) keeps the compiler's defaults: the
+	# provider's tests took 35.6 s of CPU with this build and 39.3 s with the optimized one,
+	# where all of OpenTofu built with -N -l had cost them 21 s more.
 	# (-gcflags takes one pattern per flag; a package matching none keeps the defaults.)
 	local -a gcflags=() p
 	for p in k8s.io/... sigs.k8s.io/... github.com/aws/... github.com/hashicorp/aws-sdk-go-base/... \
