@@ -80,11 +80,9 @@ main() {
 		log "etcd: $got"
 	}
 
-	local etcd_done=0
-	etcd_from_copy && etcd_done=1
 	k8s_module "$WORK/kube-apiserver" "$K8S_VERSION"
 	k8s_build "$WORK/kube-apiserver" "$K8S_VERSION" kube-apiserver "$STAGE/kube-apiserver"
-	if ((!etcd_done)); then
+	if ! etcd_from_copy; then
 		if grep -Eq "^[[:space:]]*go\.etcd\.io/etcd/server/v3 v$ETCD_VERSION([[:space:]]|$)" "$(gomod_of "k8s.io/kubernetes@v$K8S_VERSION")"; then
 			log "etcd: v$ETCD_VERSION is the one k8s.io/kubernetes v$K8S_VERSION requires: built in kube-apiserver's module"
 			(build_etcd "$WORK/kube-apiserver")

@@ -3,7 +3,7 @@
 // finds: a parse or type error, an import that does not resolve, an import cycle. It exits 1
 // when there is one, 2 when the packages cannot be loaded at all, and 0 otherwise:
 //
-//	typecheck [-C dir] [packages]
+//	typecheck [packages]
 //
 // hack/hosts.sh runs it on the hosts of the middle supported Kubernetes minor (1.36), where it
 // replaces `go build`: those hosts' ~1,400 dependencies are versions nothing else in CI

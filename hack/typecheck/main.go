@@ -10,16 +10,13 @@ import (
 )
 
 func main() {
-	dir := flag.String("C", "", "run in this directory (the module's)")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: typecheck [-C dir] [packages]")
-		flag.PrintDefaults()
-	}
+	flag.Usage = func() { fmt.Fprintln(flag.CommandLine.Output(), "usage: typecheck [packages]") }
 	flag.Parse()
-	os.Exit(run(*dir, flag.Args(), os.Stdout, os.Stderr))
+	os.Exit(run("", flag.Args(), os.Stdout, os.Stderr))
 }
 
-// run type-checks patterns (default ./...) in dir and every package they import, and returns
+// run type-checks patterns (default ./...) in dir ("": the current directory) and every
+// package they import, and returns
 // the exit code: 0 when nothing is wrong, 1 when a package has an error (each printed to
 // stderr with its position), 2 when the packages could not be loaded at all.
 func run(dir string, patterns []string, stdout, stderr io.Writer) int {
