@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -213,12 +214,19 @@ func TestAdmissionOverTLS(t *testing.T) {
 	}
 	// An update of an at-risk Service that does not change its risk (a label) is neither
 	// refused nor warned about: DenyAtRisk refuses only what introduces or worsens a risk.
-	old, err := cs.CoreV1().Services("default").Get(ctx, warned, metav1.GetOptions{})
+	// The running controller writes this Service too (its verdict), so a read-then-update can
+	// meet a conflict, which is optimistic concurrency, not the webhook: read again and retry,
+	// as a client does.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		old, err := cs.CoreV1().Services("default").Get(ctx, warned, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		old.Labels = map[string]string{"team": "storefront"}
+		_, err = cs.CoreV1().Services("default").Update(ctx, old, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	old.Labels = map[string]string{"team": "storefront"}
-	if _, err := cs.CoreV1().Services("default").Update(ctx, old, metav1.UpdateOptions{}); err != nil {
 		t.Errorf("DenyAtRisk refused an update that leaves the risk as it was: %v", err)
 	}
 	if ws := w.take(); len(ws) > 0 {
