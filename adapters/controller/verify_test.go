@@ -13,13 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
 	"github.com/loopguard/loopguard/adapters/verify/probe"
-	"github.com/loopguard/loopguard/internal/kubeletsim"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
 // The controller's verification (Options.Verify) runs against the real kube-apiserver with
-// internal/kubeletsim playing the kubelet of every node: it binds nothing, so it watches the
+// adapters/verify/kubeletsim playing the kubelet of every node: it binds nothing, so it watches the
 // probe namespace, marks each probe Pod Running and terminates it with the real probe's
 // report, run against a loopback server that stands for what a client on that node reaches
 // at the LB's address (silent behind the loop, answering elsewhere).

@@ -16,13 +16,13 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
 	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/internal/apiserver"
-	"github.com/loopguard/loopguard/internal/kubeletsim"
 )
 
 // The orchestration runs against a real kube-apiserver. envtest has no kubelet, so these tests
-// play one (internal/kubeletsim): it watches the probe Pods bound to its nodes and writes their status
+// play one (adapters/verify/kubeletsim): it watches the probe Pods bound to its nodes and writes their status
 // through the status subresource as a kubelet would (Running, then the container terminated
 // with the probe's report as its termination message, or an image pull failure). The report
 // is the real probe engine's, run against loopback servers that stand for each node's view of

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loopguard/loopguard/adapters/verify"
-	"github.com/loopguard/loopguard/internal/kubeletsim"
+	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
 )
 
 // TestRBACRole runs verify as a user holding only deploy/verify/role.yaml in the namespace:

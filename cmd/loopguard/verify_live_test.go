@@ -17,14 +17,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
 	"github.com/loopguard/loopguard/adapters/verify/probe"
 	"github.com/loopguard/loopguard/internal/apiserver"
-	"github.com/loopguard/loopguard/internal/kubeletsim"
 )
 
 // TestVerifyEndToEnd runs `loopguard verify` against a real kube-apiserver of its own (its
 // Nodes would change what other tests' scans see) holding two Ready nodes, a LoadBalancer
-// Service with an LB address and one backend on n1, with internal/kubeletsim playing the
+// Service with an LB address and one backend on n1, with adapters/verify/kubeletsim playing the
 // kubelet: the silent server stands for n1's view of the LB (the loop), the answering one for
 // n2's. The CLI must pick n1 and n2 from the EndpointSlice, predict as scan does, print both
 // placements side by side, exit as the comparison says and leave no Pod behind.

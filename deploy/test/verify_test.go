@@ -21,8 +21,8 @@ import (
 
 	"github.com/loopguard/loopguard/adapters/controller"
 	"github.com/loopguard/loopguard/adapters/verify"
+	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
 	"github.com/loopguard/loopguard/internal/apiserver"
-	"github.com/loopguard/loopguard/internal/kubeletsim"
 	"github.com/loopguard/loopguard/providers/tencent"
 )
 
@@ -128,7 +128,7 @@ func TestVerifyComponentRenders(t *testing.T) {
 
 // TestRenderedVerifyRuns: deploy/base with components/verify, installed on a real
 // kube-apiserver, the controller run as the rendered ServiceAccount with the rendered args
-// (report-only: the verdict-only admission policy in force) and internal/kubeletsim playing
+// (report-only: the verdict-only admission policy in force) and adapters/verify/kubeletsim playing
 // the kubelet of both nodes: an at-risk Service is verified with probe Pods in
 // loopguard-system, the observation is recorded as its Verified condition, the Pods are gone
 // afterwards, and nothing was refused.

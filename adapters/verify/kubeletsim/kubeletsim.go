@@ -1,10 +1,3 @@
-// Package kubeletsim is for loopguard's tests of `loopguard verify` against a real
-// kube-apiserver, which (envtest) runs no kubelet: Start plays one for the probe Pods of a
-// namespace, writing their status through the status subresource as a kubelet would — Running,
-// then the container terminated with the real probe's report (adapters/verify/probe, run
-// against loopback servers that stand for each node's view of the LB) as its termination
-// message — or an image pull failure, a container that never ends, one that exits without a
-// report.
 package kubeletsim
 
 import (
