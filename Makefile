@@ -83,7 +83,9 @@ race:
 build:
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/loopguard
 
-## lint: gofmt check, go vet, core's dependency rule, and the modules pinned as Kubernetes pins them
+## lint: gofmt check, go vet, core's dependency rule, the modules pinned as Kubernetes pins them,
+## and the repository's rules (hack/repo-lint.sh: no file over 1 MB outside testdata, build outputs
+## ignored, internal/ imports no adapters/, commit subjects of at most 72 characters)
 lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
@@ -94,6 +96,7 @@ lint:
 	if [ -n "$$bad" ]; then echo "core depends on forbidden packages:"; echo "$$bad"; exit 1; fi; \
 	echo "core imports no cloud SDK, client-go or controller-runtime"
 	hack/k8s-pins.sh
+	hack/repo-lint.sh
 
 ## bench: the performance benchmarks of issue 2 (10,000 Services end to end, decoding)
 bench:
