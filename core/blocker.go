@@ -10,7 +10,8 @@ import (
 // errors.Is and errors.As.
 type Blocker struct {
 	// Kind is not-allowlisted, unauthenticated, precondition, immutable, unsupported, invalid,
-	// conflict, retry-later or error: the error kinds of this package by name (BlockerOf(err).Kind).
+	// conflict, retry-later, not-exposed or error: the error kinds of this package by name
+	// (BlockerOf(err).Kind).
 	Kind string `json:"kind"`
 	// Code is the reason code of the rule that blocks, when one does.
 	Code Code `json:"code,omitempty"`
@@ -83,6 +84,7 @@ var errorKinds = []struct {
 	{ErrInvalid, "invalid"},
 	{ErrConflict, "conflict"},
 	{ErrRetryLater, "retry-later"},
+	{ErrNotExposed, "not-exposed"},
 }
 
 // kindName names the kind of err ("not-allowlisted", "precondition", ...), or "error" when it

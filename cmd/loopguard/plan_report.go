@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"math"
-
 	"github.com/loopguard/loopguard/core"
 )
 
@@ -150,8 +147,9 @@ type PlanCheck struct {
 
 // PlanError is an error with the kind a script branches on.
 type PlanError struct {
-	// Kind is not-allowlisted, precondition, immutable, unsupported, invalid, conflict,
-	// retry-later or error.
+	// Kind is core's name for the error's kind (core.Blocker's Kind): not-allowlisted,
+	// unauthenticated, precondition, immutable, unsupported, invalid, conflict, retry-later,
+	// not-exposed, or error when it has none of them.
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	// Capability and Ask (not-allowlisted): the allowlist missing and what to ask the cloud's
@@ -235,50 +233,16 @@ func checksOf(cs []core.Check) []PlanCheck {
 	return out
 }
 
-// errorKinds are the core's error kinds, most specific first, with the names scripts read.
-var errorKinds = []struct {
-	err  error
-	name string
-}{
-	{core.ErrNotAllowlisted, "not-allowlisted"},
-	{core.ErrPrecondition, "precondition"},
-	{core.ErrImmutable, "immutable"},
-	{core.ErrUnsupported, "unsupported"},
-	{core.ErrInvalid, "invalid"},
-	{core.ErrConflict, "conflict"},
-	{core.ErrRetryLater, "retry-later"},
-}
-
-// errorKind names the kind of err: one of errorKinds, else "error".
-func errorKind(err error) string {
-	for _, k := range errorKinds {
-		if errors.Is(err, k.err) {
-			return k.name
-		}
-	}
-	return "error"
-}
-
 // planErrorOf converts an error, keeping what a user acts on: the allowlist to ask for, the
-// component to upgrade, when to retry.
+// component to upgrade, when to retry. The kind is core's own name for it (core.BlockerOf), so
+// the CLI, the controller's Events and Terraform's diagnostics name an error alike.
 func planErrorOf(err error) *PlanError {
-	if err == nil {
+	b := core.BlockerOf(err)
+	if b == nil {
 		return nil
 	}
-	out := &PlanError{Kind: errorKind(err), Message: err.Error()}
-	var allow *core.AllowlistError
-	if errors.As(err, &allow) {
-		out.Capability, out.Ask = string(allow.Capability), allow.Ask
-	}
-	var pre *core.PreconditionError
-	if errors.As(err, &pre) {
-		out.Component, out.Have, out.Need = pre.Component, pre.Have, pre.Need
-	}
-	var retry *core.RetryError
-	if errors.As(err, &retry) {
-		out.RetryAfterSeconds = math.Round(retry.After.Seconds()*1000) / 1000
-	}
-	return out
+	return &PlanError{Kind: b.Kind, Message: b.Message, Capability: string(b.Capability), Ask: b.Ask,
+		Component: b.Component, Have: b.Have, Need: b.Need, RetryAfterSeconds: b.RetryAfterSeconds}
 }
 
 // planStatus is the status of a computed plan before anything is applied.

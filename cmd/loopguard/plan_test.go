@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/core"
 )
 
 func TestPlanGolden(t *testing.T) {
@@ -72,8 +74,8 @@ func checkPlanContract(t *testing.T, out string) {
 	}
 	statuses := []string{StatusUpToDate, StatusPlanned, StatusUserAction, StatusBlocked, StatusUnsupported, StatusFailed, StatusApplied, StatusPending}
 	kinds := []string{"error"}
-	for _, k := range errorKinds {
-		kinds = append(kinds, k.name)
+	for _, k := range coreKinds {
+		kinds = append(kinds, core.BlockerOf(k).Kind)
 	}
 	for _, p := range doc["plans"].([]any) {
 		plan := p.(map[string]any)
