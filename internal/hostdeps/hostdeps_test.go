@@ -70,6 +70,31 @@ func TestCLILinksNoTestCode(t *testing.T) {
 	}
 }
 
+// TestDemoCompilesOnlyWhatItRuns: the README's first command, go run ./cmd/loopguard/demo,
+// compiles what the demo runs (core, the manifest reader, the TKE and VKE providers, their SDKs
+// and in-process servers) and nothing the CLI adds for live clusters: no Kubernetes client, no
+// Gateway API, no CLI framework. With them, a cold first run took about twice as long
+// (docs/development.md).
+func TestDemoCompilesOnlyWhatItRuns(t *testing.T) {
+	bad := forbidden(deps(t, module+"/cmd/loopguard/demo"), map[string]string{
+		"k8s.io/client-go":                                "the Kubernetes client, for live clusters",
+		"github.com/google/gnostic-models":                "OpenAPI, for client-go's discovery",
+		"sigs.k8s.io/gateway-api":                         "Gateway API's types",
+		"sigs.k8s.io/controller-runtime":                  "the controller's framework",
+		"k8s.io/cloud-provider":                           "the CCM decorator's framework",
+		"github.com/hashicorp/terraform-plugin-framework": "Terraform's",
+		"github.com/prometheus/client_golang":             "the controller's metrics",
+		"github.com/spf13/cobra":                          "the CLI's framework",
+		module + "/adapters/kube":                         "live clusters",
+		module + "/adapters/verify":                       "verify's probe Pods",
+		module + "/providers/gateway":                     "Gateway API",
+		"testing":                                         "the testing package",
+	})
+	if len(bad) > 0 {
+		t.Errorf("the demo compiles:\n  %s", strings.Join(bad, "\n  "))
+	}
+}
+
 // TestCCMHostCompiles: a CCM fork's decorator compiles no controller-runtime, Terraform or
 // test code.
 func TestCCMHostCompiles(t *testing.T) {
