@@ -85,7 +85,8 @@ build:
 
 ## lint: gofmt check, go vet, core's dependency rule, the modules pinned as Kubernetes pins them,
 ## and the repository's rules (hack/repo-lint.sh: no file over 1 MB outside testdata, build outputs
-## ignored, internal/ imports no adapters/, commit subjects of at most 72 characters)
+## ignored, the layering (internal/ and providers/ import no adapters/), commit subjects of at most
+## 72 characters)
 lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi

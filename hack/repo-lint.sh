@@ -4,7 +4,8 @@
 #     clone downloads every version of every file, and a 108 MB binary once slipped in.
 #   - Every command's `go build` output at the root (a main package's folder name) is ignored,
 #     so that binary cannot be committed by accident again.
-#   - internal/ imports no adapters/ (DESIGN.md's layering: the arrows point down).
+#   - The layering points down: internal/ and providers/ import no adapters/, and nothing
+#     outside cmd/ or examples/ imports them.
 #   - Commit subjects after SUBJECT_BASE are at most 72 characters (CONTRIBUTING.md); the
 #     history before it stays as it is.
 set -euo pipefail
@@ -50,14 +51,22 @@ else
 	done < <(go list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./... | xargs -r -n1 basename | sort -u)
 fi
 
-# Packages under internal/ and everything they reach, as compiled (tests excluded: a lab's test may drive an
-# adapter, as any test may; what internal/ packages link may not).
-upward="$(go list -f '{{.ImportPath}}: {{join .Deps " "}}' ./internal/... |
-	awk '{for (i = 2; i <= NF; i++) if ($i ~ "^github.com/loopguard/loopguard/adapters(/|$)") print $1, $i}')"
+# The layering, on packages as compiled (tests excluded: a lab's test may drive an adapter, as
+# any test may; what a package links may not): internal/ and providers/ reach no adapters/, and
+# nothing outside cmd/ or examples/ imports them.
+m=github.com/loopguard/loopguard
+upward="$(go list -f '{{.ImportPath}} {{join .Deps " "}}' ./... | awk -v m="$m" '
+	{
+		for (i = 2; i <= NF; i++) {
+			if ($1 ~ "^" m "/(internal|providers)(/|$)" && $i ~ "^" m "/adapters(/|$)") print $1 " -> " $i
+			if ($1 !~ "^" m "/cmd(/|$)" && $i ~ "^" m "/cmd(/|$)") print $1 " -> " $i
+			if ($1 !~ "^" m "/examples(/|$)" && $i ~ "^" m "/examples(/|$)") print $1 " -> " $i
+		}
+	}')"
 if [[ -n "$upward" ]]; then
-	bad "internal/ imports adapters/ (DESIGN.md: arrows point down):"
+	bad "an arrow points up (internal/ and providers/ import no adapters/; only cmd/ imports cmd/, only examples/ imports examples/):"
 	sed "s/^/  /" <<<"$upward" >&2
 fi
 
 ((fail == 0)) || exit 1
-echo "repo-lint: no file over $MAX_FILE_BYTES bytes outside testdata, build outputs ignored, internal/ imports no adapters, subjects since $SUBJECT_BASE within $MAX_SUBJECT characters"
+echo "repo-lint: no file over $MAX_FILE_BYTES bytes outside testdata, build outputs ignored, no arrow up, subjects since $SUBJECT_BASE within $MAX_SUBJECT characters"
