@@ -26,17 +26,18 @@ func terraformBlocks(t *testing.T, path string) []string {
 }
 
 // TestTofuDocsAsWritten: the HCL of the provider's docs (the index's provider configuration
-// with the resource page's example, as a user puts them in one configuration) and of the
-// README, exactly as written, pass the real OpenTofu's validate with the provider installed
-// the way docs/index.md's "Trying it locally" says (dev_overrides, no init). A configuration
-// without required_providers would ask for hashicorp/loopguard and fail here.
+// with the resource page's example, as a user puts them in one configuration) and of
+// loopguard's docs/terraform.md, exactly as written, pass the real OpenTofu's validate with the
+// provider installed the way docs/index.md's "Trying it locally" says (dev_overrides, no
+// init). A configuration without required_providers would ask for hashicorp/loopguard and fail
+// here.
 //
 // It validates and does not plan: the examples name the real cloud endpoint and ~/.kube/config,
 // which the other tests replace with the in-process servers.
 func TestTofuDocsAsWritten(t *testing.T) {
 	pages := map[string][]string{
-		"provider docs": {"docs/index.md", "docs/resources/loopback_protection.md"},
-		"README":        {"../../README.md"},
+		"provider docs":     {"docs/index.md", "docs/resources/loopback_protection.md"},
+		"docs/terraform.md": {"../../docs/terraform.md"},
 	}
 	for name, files := range pages {
 		t.Run(name, func(t *testing.T) {
