@@ -58,7 +58,7 @@ func TestAssessGolden(t *testing.T) {
 		code   int
 	}{
 		"tke-example": {
-			reason: "the README's first command: a TKE cluster with every row of the guide's tables",
+			reason: "docs/cli.md's sample and the demo's TKE cluster: one with every row of the guide's tables",
 			args:   []string{"assess", "-f", "examples/manifests"},
 		},
 		"vke-example": {
