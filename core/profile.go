@@ -63,6 +63,13 @@ type ClusterProfile struct {
 	// Clients is a label selector for the in-cluster client Pods whose placement matters.
 	Clients   string           `json:"clients,omitempty"`
 	Dataplane DataplaneProfile `json:"dataplane,omitempty"`
+	// ControllerSettings are settings the cloud's own controller runs with that decide what it
+	// does for a Service that does not say (Hetzner's HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL
+	// environment variable turns the PROXY protocol on for every such Service): keyed by the
+	// name the controller reads, each value as written there. The provider's dialect parses
+	// those it knows as that controller does and ignores the others; a setting not stated here
+	// is unknown, never guessed.
+	ControllerSettings map[string]string `json:"controllerSettings,omitempty"`
 
 	// Stated lists the policy booleans a parsed document states ("allowTickets",
 	// "allowDisruptive"), so that Overlay can tell "allowTickets: false" from a document that
@@ -131,6 +138,16 @@ func (p *ClusterProfile) Overlay(later *ClusterProfile) {
 		d.SocketLBInPod = s.SocketLBInPod
 	}
 	str(&d.KubeletHairpinMode, s.KubeletHairpinMode)
+	if len(later.ControllerSettings) > 0 {
+		merged := make(map[string]string, len(p.ControllerSettings)+len(later.ControllerSettings))
+		for k, v := range p.ControllerSettings {
+			merged[k] = v
+		}
+		for k, v := range later.ControllerSettings {
+			merged[k] = v
+		}
+		p.ControllerSettings = merged
+	}
 }
 
 // ProfileMetadata is the profile's optional metadata.
@@ -261,6 +278,11 @@ func (p *ClusterProfile) validateValues() field.ErrorList {
 	case "", "ipvlan", "veth":
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("dataplane", "podInterface"), p.Dataplane.PodInterface, []string{"ipvlan", "veth"}))
+	}
+	for k := range p.ControllerSettings {
+		if strings.TrimSpace(k) == "" {
+			errs = append(errs, field.Invalid(field.NewPath("controllerSettings"), k, "a setting needs the name the controller reads"))
+		}
 	}
 	switch p.Dataplane.KubeletHairpinMode {
 	case "", "promiscuous-bridge", "hairpin-veth", "none":

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const goodProfile = `
@@ -54,6 +56,9 @@ func TestParseProfileErrors(t *testing.T) {
 		"Empty":            {doc: "", want: []string{"empty"}},
 		"BadAttachment":    {doc: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ndataplane: {attachment: tunnel}\n", want: []string{"dataplane.attachment"}},
 		"BadKubeletMode":   {doc: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ndataplane: {kubeletHairpinMode: on}\n", want: []string{"dataplane.kubeletHairpinMode"}},
+		// A setting is the text the controller reads: an unquoted YAML true is not that text.
+		"UnquotedSetting": {doc: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ncontrollerSettings: {HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL: true}\n", want: []string{"controllerSettings"}},
+		"NamelessSetting": {doc: "apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ncontrollerSettings: {\"\": \"true\"}\n", want: []string{"controllerSettings", "name"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,5 +127,28 @@ func TestOverlayStatesFalse(t *testing.T) {
 	p.Overlay(off)
 	if p.Policy.AllowTickets || !p.Policy.AllowDisruptive {
 		t.Errorf("allowTickets: false did not turn it off, or touched allowDisruptive: %+v", p.Policy)
+	}
+}
+
+// TestControllerSettings: a profile states the cloud controller's settings by the names the
+// controller reads, as text; a later profile's setting replaces the same name and keeps the
+// others.
+func TestControllerSettings(t *testing.T) {
+	base, err := ParseProfile("a", []byte("apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ncontrollerSettings:\n  HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL: \"true\"\n  HCLOUD_LOAD_BALANCERS_TYPE: lb11\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := ParseProfile("b", []byte("apiVersion: loopguard.io/v1alpha1\nkind: ClusterProfile\ncontrollerSettings: {HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL: \"False\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *base
+	p.Overlay(later)
+	want := map[string]string{"HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL": "False", "HCLOUD_LOAD_BALANCERS_TYPE": "lb11"}
+	if diff := cmp.Diff(want, p.ControllerSettings); diff != "" {
+		t.Errorf("overlaid settings (-want +got):\n%s", diff)
+	}
+	if base.ControllerSettings["HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL"] != "true" {
+		t.Errorf("Overlay changed the earlier profile's map: %v", base.ControllerSettings)
 	}
 }
