@@ -57,6 +57,8 @@ type Rejection struct {
 // Decision is the remedy chosen for one exposure and why.
 type Decision struct {
 	Remedy Remedy `json:"remedy"`
+	// Offer is the chosen offer's ID (Offer.ID), for the driver that carries it out.
+	Offer string `json:"offer,omitempty"`
 	// Path is the KEP-1860 path in-cluster traffic takes once the remedy is in place.
 	Path Path `json:"path,omitempty"`
 	// Why is a one-line explanation.
@@ -133,7 +135,7 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 		// A copy: the Decision must not alias the caller's offers, which a host may reuse.
 		costs := o.Costs
 		costs.Tickets = slices.Clone(costs.Tickets)
-		d = Decision{Remedy: o.Remedy, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &costs,
+		d = Decision{Remedy: o.Remedy, Offer: o.ID, Path: o.Path, Why: o.Reason.Message, Action: o.Action, Costs: &costs,
 			Reason: ruleDecideChosen.Because(o.Reason.Message)}
 		if byAddress {
 			d.Why += " The backends use the client address, so the remedies that keep it rank first."
@@ -324,7 +326,7 @@ func fallbackDecision(o *Offer, p Policy) Decision {
 	if len(confirm) > 0 {
 		why += " Confirm first: " + strings.Join(confirm, " ")
 	}
-	d := Decision{Remedy: o.Remedy, Path: o.Path, Why: why, Action: o.Action, Costs: &costs, Tentative: true,
+	d := Decision{Remedy: o.Remedy, Offer: o.ID, Path: o.Path, Why: why, Action: o.Action, Costs: &costs, Tentative: true,
 		Reason: ruleDecideFailsLeast.Because(why)}
 	for _, u := range o.Unmet {
 		if u.Kind == PreconditionAllowlist {

@@ -214,3 +214,23 @@ func TestDecisionDoesNotAliasOffers(t *testing.T) {
 		t.Errorf("the decision's costs follow the caller's offers: %+v", d.Costs)
 	}
 }
+
+// TestDecisionNamesItsOffer: the decision carries the chosen offer's ID, for the driver that
+// carries it out; two offers of one remedy are told apart by it, not by their text. A tentative
+// "fails least" decision names its offer too.
+func TestDecisionNamesItsOffer(t *testing.T) {
+	first, second := OfferSNAT, OfferSNAT
+	first.ID, second.ID = "cloud/first", "cloud/second"
+	first.Costs.Tickets, second.Costs.Tickets = nil, nil
+	first.Unmet = []Precondition{{Kind: PreconditionUnsupported, Reason: Reason{Code: "x-unmet"}}}
+	d := Decide(&Assessment{Risk: RiskAtRisk, Layer: Layer4}, []Offer{first, second}, Policy{})
+	if d.Remedy != LBSourceNAT || d.Offer != "cloud/second" {
+		t.Fatalf("decision %s offer %q, want lb-snat cloud/second", d.Remedy, d.Offer)
+	}
+	through := Offer{ID: "cloud/through", Remedy: ThroughLB, Path: PathProxy, Action: "through",
+		Unmet: []Precondition{{Kind: PreconditionUnknown, Reason: Reason{Code: "x-unknown", Message: "confirm"}}}, Reason: Reason{Code: "x-through"}}
+	a := Assessment{Risk: RiskAtRisk, Layer: Layer4, Symptom: SymptomProtocolError, Path: PathVIP}
+	if d := Decide(&a, []Offer{through}, Policy{}); !d.Tentative || d.Offer != "cloud/through" {
+		t.Errorf("fails-least decision %+v, want a tentative one naming cloud/through", d)
+	}
+}

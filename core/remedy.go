@@ -86,6 +86,10 @@ type Precondition struct {
 
 // Offer is a remedy a dialect can carry out for one exposure on its cloud.
 type Offer struct {
+	// ID names the offer stably ("k8s/intercept-vip", "hetzner/hostname"): the Decision
+	// carries it, and a driver finds the chosen offer by it, never by its Action text. Empty
+	// for an offer a dialect does not name.
+	ID     string `json:"id,omitempty"`
 	Remedy Remedy `json:"remedy"`
 	// Path is the KEP-1860 path the remedy leaves in-cluster traffic on.
 	Path Path `json:"path"`
@@ -100,6 +104,10 @@ type Offer struct {
 	// Notes are caveats of carrying the offer out that change no ranking (health-check
 	// sources move, existing connections keep their path).
 	Notes []Reason `json:"notes,omitempty"`
+	// Changes are what carries the offer out when the dialect knows it exactly (an annotation
+	// the cloud's controller reads: object, key, value): a driver plans them as they are.
+	// Empty when the driver works the changes out itself (a status, a cloud API).
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // Ready reports whether nothing stands in the offer's way.
