@@ -76,24 +76,24 @@ func TestCloudDetection(t *testing.T) {
 	for name, tc := range map[string]struct {
 		svc        *corev1.Service
 		providerID string
-		want       Cloud
+		want       string
 	}{
 		"class": {svc: func() *corev1.Service {
 			s := cloudService("a", nil, "TCP", awsHost)
 			s.Spec.LoadBalancerClass = &cls
 			return s
-		}(), want: CloudAWS},
-		"annotation":           {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/scw-loadbalancer-use-hostname": "true"}, "TCP", ipVIP), want: CloudScaleway},
-		"providerID":           {svc: cloudService("a", nil, "TCP", ipVIP), providerID: "hcloud://", want: CloudHetzner},
-		"annotation over node": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "p"}, "TCP", ipVIP), providerID: "gce://p/z/", want: CloudMetalLB},
-		"two clouds' marks":    {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/do-loadbalancer-name": "x", "load-balancer.hetzner.cloud/name": "y"}, "TCP", ipVIP), want: CloudUnknown},
-		"unknown providerID":   {svc: cloudService("a", nil, "TCP", ipVIP), providerID: "kind://docker/", want: CloudUnknown},
+		}(), want: "aws"},
+		"annotation":           {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/scw-loadbalancer-use-hostname": "true"}, "TCP", ipVIP), want: "scaleway"},
+		"providerID":           {svc: cloudService("a", nil, "TCP", ipVIP), providerID: "hcloud://", want: "hetzner"},
+		"annotation over node": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "p"}, "TCP", ipVIP), providerID: "gce://p/z/", want: "metallb"},
+		"two clouds' marks":    {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/do-loadbalancer-name": "x", "load-balancer.hetzner.cloud/name": "y"}, "TCP", ipVIP), want: ""},
+		"unknown providerID":   {svc: cloudService("a", nil, "TCP", ipVIP), providerID: "kind://docker/", want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			det := detectCloud(tc.svc, cloudCluster(t, tc.providerID))
-			got := CloudUnknown
-			if det.row != nil {
-				got = det.row.Cloud
+			got := ""
+			if det.unit != nil {
+				got = det.unit.facts().name
 			}
 			if got != tc.want {
 				t.Fatalf("cloud %q (%s), want %q", got, det.why, tc.want)
@@ -124,11 +124,11 @@ func TestCloudRows(t *testing.T) {
 	}{
 		// aws-load-balancer-controller#4803, cloud-provider-aws#1160.
 		"AWS LBC instance targets": {svc: cloudService("a", lbcInstance, "TCP", awsHost), risk: core.RiskAtRisk, symptom: core.SymptomIntermittent,
-			snat: core.No, remedy: core.LBSourceNAT, code: CodeOfferAWSClientIP},
-		"AWS LBC IP targets TCP": {svc: cloudService("a", lbcIP, "TCP", awsHost), risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCloudAWSIPTargets},
-		"AWS LBC IP targets UDP": {svc: cloudService("a", lbcIP, "UDP", awsHost), risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, snat: core.No, remedy: core.DNSSteering, code: CodeCloudAWSPreserves},
+			snat: core.No, remedy: core.LBSourceNAT, code: codeOfferAWSClientIP},
+		"AWS LBC IP targets TCP": {svc: cloudService("a", lbcIP, "TCP", awsHost), risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeCloudAWSIPTargets},
+		"AWS LBC IP targets UDP": {svc: cloudService("a", lbcIP, "UDP", awsHost), risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, snat: core.No, remedy: core.DNSSteering, code: codeCloudAWSPreserves},
 		"AWS CCM Classic": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}, "TCP", awsHost),
-			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCloudAWSCLB},
+			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeCloudAWSCLB},
 		"GKE internal passthrough": {svc: cloudService("a", map[string]string{"networking.gke.io/load-balancer-type": "Internal"}, "TCP", ipVIP),
 			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
 		// The Alibaba case: intercepted, the header never comes; the hostname is the
@@ -142,7 +142,7 @@ func TestCloudRows(t *testing.T) {
 		"Scaleway PROXY protocol": {svc: cloudService("a", map[string]string{annScalewayProxyV2: "true"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
 		"Oracle LB PROXY protocol": {svc: cloudService("a", map[string]string{annOCIProxyProtocolVersion: "2"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferOCIIPMode},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferOCIIPMode},
 		"Hetzner PROXY protocol, older CCM publishing VIP": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
 		"OpenStack PROXY protocol, older OCCM publishing VIP": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
@@ -164,9 +164,9 @@ func TestCloudRows(t *testing.T) {
 		"GKE, backends need TLS from the LB": {svc: cloudService("a", map[string]string{"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/backend-expects": "tls"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.No, remedy: core.RemedyNone},
 		"Alibaba NLB keeps the client IP": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "on"}),
-			risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, snat: core.No, remedy: core.LBSourceNAT, code: CodeOfferAlibabaClientIP},
+			risk: core.RiskAtRisk, symptom: core.SymptomIntermittent, snat: core.No, remedy: core.LBSourceNAT, code: codeOfferAlibabaClientIP},
 		"Alibaba NLB without preservation": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "off"}),
-			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeAlibabaNLBPreserve},
+			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeAlibabaNLBPreserve},
 		"Alibaba NLB, preservation not said: unknown": {svc: alibabaNLBService(nil), risk: core.RiskUnknown, snat: core.Unknown},
 		"Alibaba NLB with PROXY protocol: the DNS name reaches the NLB": {svc: alibabaNLBService(map[string]string{annAlibabaPreserveClient: "off", annAlibabaProxyProto: "on"}),
 			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone},

@@ -142,38 +142,58 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 	if ov.Scope == core.ScopeUnknown {
 		d.scopeOf(svc, &e)
 	}
+	// The clouds' units read the Service (units.go): every unit whose annotations it carries,
+	// and the unit of the cloud it is on.
 	det := detectCloud(svc, c)
-	if det.row != nil {
-		e.Notes = append(e.Notes, ruleCloudDetected.Because(string(det.row.Cloud)+", from "+det.why))
+	var v *cloudView
+	if det.unit != nil || det.annotated != 0 {
+		v = &cloudView{svc: svc, c: c, protos: e.Protocols, ownsStatus: d.opts.OwnsStatus}
+		readClouds(v, &det)
+		if det.unit != nil {
+			e.Notes = append(e.Notes, ruleCloudDetected.Because(v.f.name+", from "+det.why))
+		}
+		e.Notes = append(e.Notes, v.rd.notes...)
 	}
-	snat := lbSourceNAT(svc, e.Protocols)
+	var rd cloudReading
+	if v != nil {
+		rd = v.rd
+	}
+	snat := rd.snat
 	if len(snat) == 0 {
-		// The cloud's documented default, only where no annotation said (clouds.go).
-		snat = cloudSourceNAT(det, svc, e.Protocols, c, d.opts.OwnsStatus)
+		// The cloud's default, only where the Service's own settings said nothing.
+		snat = rd.defaults
 	}
 	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
-		applySourceNAT(&e, snat, cloudUnseen(det, svc, c))
+		applySourceNAT(&e, snat, rd.unseen)
 	}
-	applyProxyHeader(&e, append(proxyHeaderOf(svc, c), cloudProxyHeader(svc)...))
+	header := rd.header
+	if f, ok := ingressNginxProxy(svc, c); ok {
+		header = append(header, f)
+	}
+	applyProxyHeader(&e, header)
 	ov.Apply(&e)
 
 	offers := []core.Offer{
-		interceptOffer(svc, &e, &st, dp),
+		interceptOffer(&e, &st, dp, rd.vipHint),
 		nodeSeparationOffer(svc, &e, &st, dp),
 		dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
 	}
-	// The cloud's own fixes (clouds.go) come before the generic ones a CCM fork carries out,
-	// so a tie in Decide's ranking goes to what the user can apply.
-	for _, f := range cloudFixes(svc, &e, &st, dp, det, d.opts.OwnsStatus, c) {
-		offers = append(offers, f.offer)
+	offers[1].ID, offers[2].ID = offerSeparation, offerDNS
+	// The cloud's own fixes come before the generic ones a CCM fork carries out, so a tie in
+	// Decide's ranking goes to what the user can apply.
+	if det.unit != nil {
+		v.e, v.st, v.dp = &e, &st, dp
+		for _, f := range det.unit.fixes(v) {
+			offers = append(offers, f.offer)
+		}
 	}
 	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
 		// The other direction: an intercepted address whose backends need the LB. Publishing
 		// ipMode Proxy is the controller's; where the cloud's controller never does it, the
-		// offer says so (clouds.go), unless the host is the controller.
+		// offer says so (the unit's facts), unless the host is the controller.
 		o := throughLBOffer(&e, &st, dp)
-		if !d.opts.OwnsStatus {
-			ccmIPModeLimits(&o, svc, det, c)
+		if !d.opts.OwnsStatus && det.unit != nil {
+			ccmIPModeLimits(&o, v)
 		}
 		offers = append(offers, o)
 	}
@@ -183,8 +203,9 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 // interceptOffer is "publish ipMode VIP". Only the owner of the status can carry it out: the
 // cloud-controller-manager (a CCM fork, with adapters/cloudprovider). A dataplane never ignores
 // VIP (one that does not know ipMode treats every LB IP as VIP), so there is no version gate.
-func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *dataplane) core.Offer {
+func interceptOffer(e *core.Exposure, st *statusFacts, dp *dataplane, hint string) core.Offer {
 	o := core.Offer{
+		ID:     offerIntercept,
 		Remedy: core.InterceptVIP,
 		Path:   core.PathVIP,
 		Costs:  core.Costs{LosesLBFeatures: true, ClientIP: core.ClientIPKept},
@@ -207,8 +228,9 @@ func interceptOffer(svc *corev1.Service, e *core.Exposure, st *statusFacts, dp *
 		b.WriteString("publish an ip with status.loadBalancer.ingress[].ipMode: VIP")
 	}
 	b.WriteString(" (the status belongs to the cloud-controller-manager: a CCM fork publishes it through loopguard's adapters/cloudprovider)")
-	if _, ok := svc.Annotations[annOCIIngressIPMode]; ok {
-		b.WriteString("; on Oracle OKE set " + annOCIIngressIPMode + ": VIP")
+	if hint != "" {
+		// The cloud's own knob for it (a unit's cloudReading.vipHint).
+		b.WriteString("; " + hint)
 	}
 	o.Action = b.String()
 

@@ -24,8 +24,7 @@ var _ core.Provider = (*Provider)(nil)
 
 // NewProvider returns the provider; opts may be nil.
 func NewProvider(opts *Options) *Provider {
-	d := NewDialect(opts)
-	return &Provider{dialect: d, driver: &StatusDriver{d: d}}
+	return &Provider{dialect: NewDialect(opts), driver: &StatusDriver{}}
 }
 
 // Name is "kubernetes".
@@ -41,10 +40,7 @@ func (p *Provider) Driver() (core.Driver, bool) { return p.driver, true }
 // (hostname-only entries carry no ipMode and are left alone), for the host that owns the
 // status. It reads nothing beyond the request and writes nothing itself. It is safe for
 // concurrent use.
-type StatusDriver struct {
-	// d reads the cloud fixes of clouds.go; nil means a default dialect.
-	d *Dialect
-}
+type StatusDriver struct{}
 
 var _ core.Driver = (*StatusDriver)(nil)
 
@@ -52,13 +48,13 @@ var _ core.Driver = (*StatusDriver)(nil)
 // makes (one core.WriterStatus change per IP entry whose ipMode must change); node separation
 // and DNS steering add a change for the user. An empty plan means the status already says the
 // decided path. lb-snat is refused: the plain driver cannot make a cloud's load balancer
-// replace the source address. A cloud's own annotation fix (cloudfixes.go) is planned first.
+// replace the source address. A cloud's own fix (the offer the decision names, with its
+// changes: an annotation its controller reads, or a step for the user) is planned as it is.
 func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Plan, error) {
 	if req == nil || req.Result == nil || req.Object == nil {
 		return nil, fmt.Errorf("kubernetes: %w: a plan request needs the object and its evaluation", core.ErrInvalid)
 	}
-	svc, ok := req.Object.(*corev1.Service)
-	if !ok {
+	if _, ok := req.Object.(*corev1.Service); !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: fmt.Sprintf("only a Service has an ipMode, not %T", req.Object)}
 	}
 	dec := req.Result.Decision
@@ -68,8 +64,9 @@ func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Pla
 			p.Notes = append(p.Notes, o.Notes...)
 		}
 	}
-	if ok, err := sd.planCloudFix(svc, req, p); ok || err != nil {
-		return p, err
+	if o := chosenOffer(req.Result); o != nil {
+		p.Changes = append(p.Changes, o.Changes...)
+		return p, nil
 	}
 	switch dec.Remedy {
 	case core.RemedyNone, "":
@@ -102,7 +99,7 @@ func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Pla
 //     need nothing from the load balancer (Exposure.Dependence().Any() is No): the cloud may
 //     have set Proxy for a reason loopguard cannot see (a PROXY protocol turned on by the
 //     CCM's defaults, TLS ended at the LB), and intercepting would break every in-cluster
-//     client of such a backend (docs/ccm.md).
+//     client of such a backend (docs/ccm.md). Such a note's Subject is the entry's ip.
 //
 // A tentative decision's changes are planned like any other; the Reconciler refuses to apply
 // them until the facts are known.
@@ -143,7 +140,9 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 			if needs == core.Yes {
 				why = "yes: " + req.Result.Exposure.Dependence().String()
 			}
-			notes = append(notes, ruleKeepCloudProxy.Because("kept ipMode Proxy on "+ing.IP+" ("+string(dec.Remedy)+" would publish VIP; whether the backends need the load balancer: "+why+")"))
+			n := ruleKeepCloudProxy.Because("kept ipMode Proxy on " + ing.IP + " (" + string(dec.Remedy) + " would publish VIP; whether the backends need the load balancer: " + why + ")")
+			n.Subject = ing.IP
+			notes = append(notes, n)
 			continue
 		}
 		k := key

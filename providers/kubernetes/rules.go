@@ -33,9 +33,6 @@ const (
 	CodeScopeValueUnknown         core.Code = "k8s-scope-value-unrecognised"
 	CodePrivateAddresses          core.Code = "k8s-private-addresses"
 	CodeProxyProtocolSNAT         core.Code = "k8s-proxy-protocol-lb-proxies"
-	CodeAWSNLBClientIP            core.Code = "k8s-aws-nlb-preserves-client-ip"
-	CodeAWSClientIPOff            core.Code = "k8s-aws-nlb-client-ip-off"
-	CodeOCINLBPreserve            core.Code = "k8s-oci-nlb-preserve-source"
 	CodeSNATConflict              core.Code = "k8s-lb-source-nat-conflict"
 	CodeSNATUndeclared            core.Code = "k8s-lb-source-nat-undeclared"
 	CodeIngressNoIPMode           core.Code = "k8s-ingress-no-ipmode"
@@ -57,28 +54,18 @@ const (
 	srcGate    = "feature gate LoadBalancerIPMode: alpha 1.29 (off by default), beta 1.30 (on), GA 1.32, removed after 1.34 (kubernetes/website feature-gates/LoadBalancerIPMode.md)"
 	// Before the gate's removal, kube-proxy's IsVIPMode returned true whenever the gate was off
 	// ("backwards compat"), so a kube-proxy without the gate treats every LB IP as VIP.
-	srcKubeProxy = "kube-proxy: k8s.io/kubernetes v1.37.2 pkg/proxy/serviceport.go (only VIP-mode LB IPs become loadBalancerVIPs) and pkg/proxy/util/utils.go IsVIPMode; earlier releases returned true from IsVIPMode while the gate was off"
-	srcIPVS      = "kube-proxy ipvs mode binds every VIP-mode LB IP to the dummy device kube-ipvs0 (k8s.io/kubernetes pkg/proxy/ipvs/proxier.go)"
-	srcSkew      = "Kubernetes version skew policy (kubernetes.io/releases/version-skew-policy): kube-proxy must not be newer than kube-apiserver and may be up to three minor versions older (two before 1.25)"
-	srcDefaults  = "k8s.io/kubernetes v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Service (type LoadBalancer: ip without ipMode gets ipMode VIP)"
-	srcValidate  = "k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go ValidateLoadBalancerStatus"
-	srcCilium117 = "cilium/cilium#34780 (KEP-1860 for kube-proxy replacement, first released in 1.17.0)"
-	srcCilium118 = "cilium/cilium#40913 (1.18.0 no longer skips Proxy-mode LB IPs), fixed by cilium/cilium#40915 in 1.18.1"
-	srcMasq      = "kube-proxy k8s.io/kubernetes v1.37.2 pkg/proxy/iptables/proxier.go and pkg/proxy/nftables/proxier.go: the external-traffic chain masquerades when externalTrafficPolicy is not Local"
-	srcIPVSProbe = "Kubernetes blog 2023-12-18 \"Kubernetes 1.29: LoadBalancer IP mode\" (health checks from the LB never return once its IP is bound to kube-ipvs0); kubernetes/kubernetes#79783"
-	srcPPv       = "KEP-1860 motivation (kubernetes/kubernetes#66607: bypassing the LB loses TLS termination and PROXY protocol, causing protocol errors)"
-	srcHetzner   = "hetznercloud/hcloud-cloud-controller-manager#727 and #783 (ipMode Proxy when uses-proxyprotocol is on, so in-cluster clients work through the LB)"
-	srcOpenStack = "kubernetes/cloud-provider-openstack docs expose-applications-using-loadbalancer-type-service.md (PROXY protocol: hostname status) and #2587 (ipMode Proxy)"
-	srcAWS1160   = "kubernetes/cloud-provider-aws#1160 (internal NLB, instance targets: the CCM turns client-IP preservation on; clients on a backend's node fail)"
-	srcAWSTG     = "AWS Network Load Balancer guide, edit-target-group-attributes (client IP preservation: when off, the source is the NLB's private IP; always on for UDP); aws-load-balancer-controller guide/service/annotations"
-	srcOCINLB    = "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic (private NLB with is-preserve-source \"true\": no traffic where source and backend node are the same)"
-	srcIngress   = "docs/sources.md#kep-1860 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
-	srcOverride  = "docs/annotations.md (loopguard.io annotations)"
-	// Where each CCM reads its PROXY-protocol annotation.
-	srcCCMProxy = "kubernetes/cloud-provider-aws pkg/providers/v1/aws.go (EnsureLoadBalancer) and aws_loadbalancer.go; kubernetes-sigs/aws-load-balancer-controller pkg/annotations/constants.go, pkg/service/model_build_target_group.go; " +
-		"hetznercloud/hcloud-cloud-controller-manager internal/annotation/load_balancer.go; kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go (getProxyProtocolFromServiceAnnotation); " +
-		"digitalocean/digitalocean-cloud-controller-manager cloud-controller-manager/do/lb_annotations.go (v1: docs.digitalocean.com glossary/proxy); scaleway/scaleway-cloud-controller-manager scaleway/loadbalancers_annotations.go; " +
-		"linode/linode-cloud-controller-manager cloud/annotations/annotations.go; oracle/oci-cloud-controller-manager pkg/cloudprovider/providers/oci/load_balancer_spec.go"
+	srcKubeProxy         = "kube-proxy: k8s.io/kubernetes v1.37.2 pkg/proxy/serviceport.go (only VIP-mode LB IPs become loadBalancerVIPs) and pkg/proxy/util/utils.go IsVIPMode; earlier releases returned true from IsVIPMode while the gate was off"
+	srcIPVS              = "kube-proxy ipvs mode binds every VIP-mode LB IP to the dummy device kube-ipvs0 (k8s.io/kubernetes pkg/proxy/ipvs/proxier.go)"
+	srcSkew              = "Kubernetes version skew policy (kubernetes.io/releases/version-skew-policy): kube-proxy must not be newer than kube-apiserver and may be up to three minor versions older (two before 1.25)"
+	srcDefaults          = "k8s.io/kubernetes v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Service (type LoadBalancer: ip without ipMode gets ipMode VIP)"
+	srcValidate          = "k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go ValidateLoadBalancerStatus"
+	srcCilium117         = "cilium/cilium#34780 (KEP-1860 for kube-proxy replacement, first released in 1.17.0)"
+	srcCilium118         = "cilium/cilium#40913 (1.18.0 no longer skips Proxy-mode LB IPs), fixed by cilium/cilium#40915 in 1.18.1"
+	srcMasq              = "kube-proxy k8s.io/kubernetes v1.37.2 pkg/proxy/iptables/proxier.go and pkg/proxy/nftables/proxier.go: the external-traffic chain masquerades when externalTrafficPolicy is not Local"
+	srcIPVSProbe         = "Kubernetes blog 2023-12-18 \"Kubernetes 1.29: LoadBalancer IP mode\" (health checks from the LB never return once its IP is bound to kube-ipvs0); kubernetes/kubernetes#79783"
+	srcPPv               = "KEP-1860 motivation (kubernetes/kubernetes#66607: bypassing the LB loses TLS termination and PROXY protocol, causing protocol errors)"
+	srcIngress           = "docs/sources.md#kep-1860 (Ingress objects have no ipMode; networking.k8s.io/v1 IngressLoadBalancerIngress has only ip, hostname, ports)"
+	srcOverride          = "docs/annotations.md (loopguard.io annotations)"
 	srcIngressNginxProxy = "kubernetes/ingress-nginx internal/ingress/controller/config/config.go (use-proxy-protocol) and deploy/static/provider/cloud/deploy.yaml (ConfigMap ingress-nginx-controller, --configmap)"
 )
 
@@ -172,16 +159,7 @@ var (
 
 	ruleProxyProtocolSNAT = core.Rule{Code: CodeProxyProtocolSNAT,
 		Summary: "PROXY protocol is on: the load balancer opens its own connection to the backend (the backend sees the LB's address, the client's in the PROXY header), and the CCM publishes Proxy so in-cluster clients go through it.",
-		Source:  srcHetzner + "; " + srcOpenStack + "; " + srcDomain5 + "; UNCONFIRMED: source NAT is inferred from PROXY protocol, not stated by these CCMs"}
-	ruleAWSNLBClientIP = core.Rule{Code: CodeAWSNLBClientIP,
-		Summary: "An AWS NLB with client-IP preservation keeps the client's source address; a client on the node the NLB picks fails (no hairpin).",
-		Source:  srcAWS1160 + "; " + srcAWSTG}
-	ruleAWSClientIPOff = core.Rule{Code: CodeAWSClientIPOff,
-		Summary: "preserve_client_ip.enabled=false: the NLB's private IP is the source the backend sees, so replies return through the NLB.",
-		Source:  srcAWSTG}
-	ruleOCINLBPreserve = core.Rule{Code: CodeOCINLBPreserve,
-		Summary: "An OCI network load balancer with is-preserve-source \"true\" keeps the client's source address; Oracle documents that traffic fails when source and backend are on the same node.",
-		Source:  srcOCINLB}
+		Source:  srcClouds + "; " + srcDomain5 + "; UNCONFIRMED: source NAT is inferred from PROXY protocol, not stated by these CCMs"}
 	ruleSNATConflict = core.Rule{Code: CodeSNATConflict,
 		Summary: "Cloud annotations on the object disagree about whether the LB replaces the source address; it is left unknown (declare loopguard.io/lb-source-nat).",
 		Source:  "providers/kubernetes snat.go (the source-NAT table)"}
@@ -204,7 +182,7 @@ var (
 		Source:  srcPPv}
 	ruleCCMProxyProtocol = core.Rule{Code: CodeCCMProxyProtocol,
 		Summary: "The cloud-controller-manager's annotation turns on the PROXY protocol toward the backends: they expect its header on every connection.",
-		Source:  srcCCMProxy}
+		Source:  srcClouds + " (each cloud's row names the file its controller reads the annotation in)"}
 	ruleIngressNginxProxyProtocol = core.Rule{Code: CodeIngressNginxProxyProtocol,
 		Summary: "ingress-nginx is configured with use-proxy-protocol: it expects a PROXY protocol header on every connection to this Service's ports.",
 		Source:  srcIngressNginxProxy}
@@ -213,7 +191,7 @@ var (
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 	ruleKeepCloudProxy = core.Rule{Code: CodeKeepCloudProxy,
 		Summary: "The cloud published ipMode Proxy; loopguard turns it into VIP only when it knows nothing behind the load balancer needs the load balancer (no PROXY protocol, no TLS ended there, no layer-7 rules): declare loopguard.io/backend-expects: none to allow it.",
-		Source:  "docs/ccm.md#the-clouds-proxy-stands; " + srcHetzner + "; " + srcOpenStack}
+		Source:  "docs/ccm.md#the-clouds-proxy-stands; " + srcClouds}
 	ruleNodeSeparationNeedsProxy = core.Rule{Code: CodeNodeSeparationNeedsProxy,
 		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
@@ -230,9 +208,70 @@ func rules() []core.Rule {
 		ruleCiliumTooOld, ruleCilium1180, ruleCiliumVersionUnknown, ruleEBPFProxyUnknown,
 		ruleInterceptMasquerade, ruleIPVSProbe,
 		ruleScopeAnnotation, ruleScopeConflict, ruleScopeUndeclared, ruleScopeValueUnknown, rulePrivateAddresses,
-		ruleProxyProtocolSNAT, ruleAWSNLBClientIP, ruleAWSClientIPOff, ruleOCINLBPreserve, ruleSNATConflict,
+		ruleProxyProtocolSNAT, ruleSNATConflict,
 		ruleSNATUndeclared, ruleIngressNoIPMode,
 		ruleOfferInterceptVIP, ruleVIPNeedsIP, ruleVIPBreaksProxyProtocol, ruleNodeSeparationNeedsProxy,
 		ruleCCMProxyProtocol, ruleIngressNginxProxyProtocol, ruleThroughLBNeedsProxy, ruleKeepCloudProxy,
 	}
 }
+
+// The rules the units share (units.go); each unit lists its own in cloudFacts.rules.
+const (
+	// srcClouds is the users' table, generated from the units: each row cites the upstream
+	// files and the release read.
+	srcClouds = "docs/clouds.md"
+
+	CodeCloudDetected     core.Code = "k8s-cloud-detected"
+	CodeCloudDefault      core.Code = "k8s-cloud-lb-default"
+	CodeOfferHostname     core.Code = "k8s-offer-hostname-status"
+	CodeHostnameNeedsName core.Code = "k8s-hostname-needs-dns-name"
+	// CodeCCMNoProxyIPMode: the cloud's controller does not publish ipMode Proxy for this
+	// Service, so the generic offer is unsupported there (the unit's ccmIPMode).
+	CodeCCMNoProxyIPMode      core.Code = "k8s-ccm-publishes-no-proxy-ipmode"
+	CodeOfferIPModeAnnotation core.Code = "k8s-offer-ccm-ipmode-annotation"
+	CodeOfferCCMUpgrade       core.Code = "k8s-offer-ccm-upgrade-ipmode"
+	// CodeCloudDefaultUnseen: the cloud's default for this Service depends on a setting the
+	// inputs do not show.
+	CodeCloudDefaultUnseen core.Code = "k8s-cloud-default-unseen"
+)
+
+var (
+	ruleCloudDetected = core.Rule{Code: CodeCloudDetected,
+		Summary: "The cloud was recognised from the Service's loadBalancerClass, a cloud-specific annotation, or every Node's spec.providerID; its row of the fact table applies.",
+		Source:  srcClouds}
+	ruleCloudDefault = core.Rule{Code: CodeCloudDefault,
+		Summary: "The cloud's documented default: its load balancer either replaces the client's address (a proxy) or passes it through.",
+		Source:  srcClouds}
+	ruleOfferHostname = core.Rule{Code: CodeOfferHostname,
+		Summary: "The cloud's hostname annotation makes its CCM publish a hostname instead of the IP, so no node intercepts the address and in-cluster traffic reaches the load balancer (and its PROXY header).",
+		Source:  srcClouds}
+	ruleHostnameNeedsName = core.Rule{Code: CodeHostnameNeedsName,
+		Summary: "The hostname annotation needs a DNS name that resolves to the load balancer; none is known (external-dns.alpha.kubernetes.io/hostname names one).",
+		Source:  srcClouds}
+	ruleCCMNoProxyIPMode = core.Rule{Code: CodeCCMNoProxyIPMode,
+		Summary: "The cloud's own cloud-controller-manager does not publish ipMode Proxy for this Service (its source says when it does, if ever), so publishing it takes a fork of the controller; the cloud's own knobs are offered instead.",
+		Source:  srcClouds}
+	ruleOfferIPModeAnnotation = core.Rule{Code: CodeOfferIPModeAnnotation,
+		Summary: "The cloud's controller reads an annotation for the ipMode: setting it to Proxy makes it publish ipMode Proxy, so in-cluster traffic goes through the load balancer (the dataplane must honour Proxy).",
+		Source:  srcClouds}
+	ruleOfferCCMUpgrade = core.Rule{Code: CodeOfferCCMUpgrade,
+		Summary: "The cloud's controller publishes ipMode Proxy by itself while the PROXY protocol is on, since the release named; a status with VIP comes from an older one: upgrading it is the fix (the dataplane must honour Proxy).",
+		Source:  srcClouds}
+	ruleCloudDefaultUnseen = core.Rule{Code: CodeCloudDefaultUnseen,
+		Summary: "What the load balancer does here depends on a cluster-wide setting of the cloud's controller, or on a cloud API default no public source states, which the inputs do not show; the note names it and what to confirm (then declare loopguard.io/lb-source-nat).",
+		Source:  srcClouds}
+)
+
+// cloudRules lists the rules the units share and every unit's own.
+func cloudRules() []core.Rule {
+	out := []core.Rule{ruleCloudDetected, ruleCloudDefault, ruleOfferHostname, ruleHostnameNeedsName,
+		ruleCCMNoProxyIPMode, ruleOfferIPModeAnnotation, ruleOfferCCMUpgrade, ruleCloudDefaultUnseen}
+	for _, u := range registry {
+		out = append(out, u.facts().rules...)
+	}
+	return out
+}
+
+// annExternalDNS names the DNS name external-dns publishes for the Service, which a hostname
+// annotation can take.
+const annExternalDNS = "external-dns.alpha.kubernetes.io/hostname"

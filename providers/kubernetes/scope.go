@@ -38,73 +38,18 @@ type ScopeClass struct {
 	Source string
 }
 
-// scopeAnnotations is THE table of well-known internal-LB annotations. Each row was checked
-// against the source it cites; the Kubernetes documentation's "Internal load balancer" list
-// (kubernetes/website content/en/docs/concepts/services-networking/service.md) covers GCP, AWS,
-// Azure, IBM Cloud, OpenStack, Baidu Cloud, Tencent Cloud and Alibaba Cloud.
-var scopeAnnotations = []ScopeAnnotation{
-	{Cloud: "GKE", Key: "networking.gke.io/load-balancer-type",
-		// GetLoadBalancerAnnotationType: "Internal" (or the deprecated "internal") makes an
-		// internal passthrough NLB; any other value falls back to the external default.
-		Private: []string{"Internal", "internal"}, Public: []string{"*"},
-		Source: "GKE docs concepts/service-load-balancer-parameters; kubernetes/legacy-cloud-providers gce/gce_annotations.go GetLoadBalancerAnnotationType"},
-	{Cloud: "GKE (deprecated key)", Key: "cloud.google.com/load-balancer-type",
-		Private: []string{"Internal", "internal"}, Public: []string{"*"},
-		ShadowedBy: "networking.gke.io/load-balancer-type",
-		Source:     "kubernetes/website service.md (Internal load balancer, GCP); gce_annotations.go (networking.gke.io/load-balancer-type is read first)"},
-	{Cloud: "AWS cloud-controller-manager", Key: "service.beta.kubernetes.io/aws-load-balancer-internal",
-		// The legacy AWS provider: "false" is public, any other non-empty value is internal
-		// (old manifests use "0.0.0.0/0").
-		Private: []string{"*"}, Public: []string{"false"},
-		Source: "kubernetes/website service.md (Internal load balancer, AWS); cloud-provider-aws aws.go EnsureLoadBalancer (internalAnnotation == \"false\" → public, other non-empty → internal)"},
-	{Cloud: "AWS Load Balancer Controller", Key: "service.beta.kubernetes.io/aws-load-balancer-scheme",
-		Private: []string{"internal"}, Public: []string{"internet-facing"},
-		Source: "aws-load-balancer-controller guide/service/annotations (scheme; default internal since v2.2.0, guide/service/nlb)"},
-	{Cloud: "Azure", Key: "service.beta.kubernetes.io/azure-load-balancer-internal",
-		// requiresInternalLoadBalancer: value == "true"; anything else keeps the public default.
-		Private: []string{"true"}, Public: []string{"*"},
-		Source: "learn.microsoft.com azure/aks/internal-lb; cloud-provider-azure requiresInternalLoadBalancer (l == \"true\")"},
-	{Cloud: "Oracle OKE (load balancer)", Key: "service.beta.kubernetes.io/oci-load-balancer-internal",
-		Private: []string{"true"}, Public: []string{"false"},
-		Source: "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic (Creating Internal Load Balancers)"},
-	{Cloud: "Oracle OKE (network load balancer)", Key: "oci-network-load-balancer.oraclecloud.com/internal",
-		Private: []string{"true"}, Public: []string{"false"},
-		Source: "Oracle OKE docs contengconfiguringloadbalancersnetworkloadbalancers-subtopic; oracle/oci-cloud-controller-manager ServiceAnnotationNetworkLoadBalancerInternal"},
-	{Cloud: "OpenStack", Key: "service.beta.kubernetes.io/openstack-internal-load-balancer",
-		// "false" draws no conclusion: cloud.conf [LoadBalancer] internal-lb can make every LB internal.
-		Private: []string{"true"},
-		Source:  "kubernetes/website service.md (Internal load balancer, OpenStack); cloud-provider-openstack docs (\"If 'true', the loadbalancer VIP won't be associated with a floating IP\")"},
-	{Cloud: "IBM Cloud", Key: "service.kubernetes.io/ibm-load-balancer-cloud-provider-ip-type",
-		Private: []string{"private"}, Public: []string{"public"},
-		Source: "kubernetes/website service.md (Internal load balancer, IBM Cloud)"},
-	{Cloud: "Baidu Cloud", Key: "service.beta.kubernetes.io/cce-load-balancer-internal-vpc",
-		Private: []string{"true"},
-		Source:  "kubernetes/website service.md (Internal load balancer, Baidu Cloud)"},
-	{Cloud: "Tencent Cloud", Key: "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid",
-		// Any subnet ID makes the CLB private.
-		Private: []string{"*"},
-		Source:  "kubernetes/website service.md (Internal load balancer, Tencent Cloud); docs/sources.md#tke-annotations (Tencent doc 457/51258)"},
-	{Cloud: "Alibaba Cloud", Key: "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type",
-		// The NLB model compares with strings.EqualFold; the CLB model's constants are lower case.
-		Private: []string{"intranet"}, Public: []string{"internet"}, FoldCase: true,
-		Source: "kubernetes/website service.md (Internal load balancer, Alibaba Cloud); cloud-provider-alibaba-cloud pkg/model/nlb GetAddressType (EqualFold)"},
-	{Cloud: "DigitalOcean", Key: "service.beta.kubernetes.io/do-loadbalancer-network",
-		Private: []string{"INTERNAL"}, Public: []string{"EXTERNAL"},
-		Source: "digitalocean/digitalocean-cloud-controller-manager CHANGELOG v0.1.53 and DigitalOcean Kubernetes load balancer docs (do-loadbalancer-network: \"INTERNAL\")"},
-	{Cloud: "Hetzner Cloud", Key: "load-balancer.hetzner.cloud/disable-public-network",
-		// "false" draws no conclusion: the LB may still be reached over its private network.
-		Private: []string{"true"},
-		Source:  "hetznercloud/hcloud-cloud-controller-manager internal/annotation/load_balancer.go LBDisablePublicNetwork (\"all traffic is routed over the private network\")"},
-	{Cloud: "Volcengine", Key: "service.beta.kubernetes.io/volcengine-loadbalancer-address-type",
-		Private: []string{"PRIVATE"}, Public: []string{"PUBLIC"},
-		Source: "docs/sources.md#vke (Volcengine docs 6460/100304)"},
-}
-
-// scopeClasses are load-balancer classes that fix the LB's scope.
-var scopeClasses = []ScopeClass{
-	{Cloud: "GKE", Class: "networking.gke.io/l4-regional-internal", Scope: core.Private,
-		Source: "GKE docs concepts/service-load-balancer-parameters (spec.loadBalancerClass: networking.gke.io/l4-regional-internal)"},
-}
+// scopeAnnotations is the table of well-known internal-LB annotations, the units' rows in
+// registry order. Each row was checked against the source it cites; the Kubernetes
+// documentation's "Internal load balancer" list (kubernetes/website
+// content/en/docs/concepts/services-networking/service.md) covers GCP, AWS, Azure, IBM Cloud,
+// OpenStack, Baidu Cloud, Tencent Cloud and Alibaba Cloud.
+var scopeAnnotations, scopeClasses = func() (ann []ScopeAnnotation, cls []ScopeClass) {
+	for _, u := range registry {
+		ann = append(ann, u.facts().scope...)
+		cls = append(cls, u.facts().scopeClasses...)
+	}
+	return ann, cls
+}()
 
 // ScopeAnnotations returns a copy of the built-in table of internal-LB annotations.
 func ScopeAnnotations() []ScopeAnnotation {
