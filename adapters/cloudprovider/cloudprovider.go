@@ -487,7 +487,7 @@ func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerI
 			log.Debug("published the cloud's ipMode", "ip", in.IP, "ipMode", string(*in.IPMode))
 			if out != nil && out.Plan != nil {
 				for _, n := range out.Plan.Notes {
-					if n.Code == kubernetes.CodeKeepCloudProxy && strings.Contains(n.Message, in.IP) {
+					if n.Code == kubernetes.CodeKeepCloudProxy && n.Subject == in.IP {
 						c.event(svc, corev1.EventTypeNormal, EventKeptCloudIPMode, n.Message+" ("+string(n.Code)+"): "+keepProxyHint)
 					}
 				}

@@ -79,3 +79,35 @@ func TestPlanStatusKeepsTheCloudsProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptProxyNoteNamesItsIP: each kept-Proxy note names its entry's ip as data (Subject), so
+// a host tells the note about 10.0.0.1 from the one about 10.0.0.10 without searching text.
+func TestKeptProxyNoteNamesItsIP(t *testing.T) {
+	proxy := corev1.LoadBalancerIPModeProxy
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+			Annotations: map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "false"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{
+			{IP: "10.0.0.10", IPMode: &proxy}, {IP: "10.0.0.1", IPMode: &proxy}}}},
+	}
+	c, err := core.NewCluster(core.ClusterProfile{KubernetesVersion: "v1.37.2", ProxyMode: core.ProxyModeIPTables, KubeProxyVersion: "v1.37.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := kubernetes.NewProvider(&kubernetes.Options{OwnsStatus: true})
+	res, err := core.Evaluate(p.Dialect(), svc, c, core.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes := kubernetes.PlanStatus(&core.PlanRequest{Object: svc, Cluster: c, Result: res})
+	var subjects []string
+	for _, n := range notes {
+		if n.Code == kubernetes.CodeKeepCloudProxy {
+			subjects = append(subjects, n.Subject)
+		}
+	}
+	if len(subjects) != 2 || subjects[0] != "10.0.0.10" || subjects[1] != "10.0.0.1" {
+		t.Errorf("kept-Proxy notes about %q, want [10.0.0.10 10.0.0.1] (decision %s)", subjects, res.Decision.Remedy)
+	}
+}
