@@ -287,7 +287,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 	fixed := false
 	if c.enforce && evalErr == nil {
 		var stop bool
-		res, stop, fixed, err = c.enforcePlan(ctx, id, obj, cl, &v)
+		res, stop, fixed, err = c.enforcePlan(ctx, id, obj, cl, result, &v)
 		if stop {
 			return res, err
 		}
@@ -316,11 +316,12 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 	return res, err
 }
 
-// enforcePlan plans and applies. stop says the reconcile ends here (a conflict to retry
-// silently) without publishing a verdict; fixed that the plan's changes were written and the
-// apply succeeded (a verification follows, Options.Verify).
-func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, v *verdict) (res reconcile.Result, stop, fixed bool, err error) {
-	plan, err := c.rec.Plan(ctx, obj, cl)
+// enforcePlan plans from the reconcile's one evaluation (result) and applies. stop says the
+// reconcile ends here (a conflict to retry silently) without publishing a verdict; fixed that
+// the plan's changes were written and the apply succeeded (a verification follows,
+// Options.Verify).
+func (c *Controller) enforcePlan(ctx context.Context, id objectID, obj client.Object, cl *core.Cluster, result *core.Result, v *verdict) (res reconcile.Result, stop, fixed bool, err error) {
+	plan, err := c.rec.PlanEvaluated(ctx, obj, cl, result)
 	if err != nil {
 		res, stop, err = c.failed(id, obj, "Plan", err)
 		return res, stop, false, err
