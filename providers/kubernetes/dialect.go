@@ -171,6 +171,10 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		header = append(header, f)
 	}
 	applyProxyHeader(&e, header)
+	if len(rd.tls) > 0 {
+		e.Needs.TLS = core.Yes
+		e.Reasons = append(e.Reasons, rd.tls...)
+	}
 	ov.Apply(&e)
 
 	offers := []core.Offer{

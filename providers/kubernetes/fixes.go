@@ -144,11 +144,23 @@ func upgradeFix(v *cloudView) (cloudFix, bool) {
 		m.annotation != "" && v.svc.Annotations[m.annotation] != "" {
 		return cloudFix{}, false
 	}
+	rel := v.release()
+	have := " or later"
+	switch rel.atLeast(rd.ccmSince) {
+	case core.Yes:
+		// The release publishes Proxy already: the status follows on its next reconcile.
+		v.e.Notes = append(v.e.Notes, ruleCCMLagging.Because(v.f.name+": the cloud-controller-manager is "+rel.raw+" ("+rel.from+"), which publishes ipMode Proxy by itself while the PROXY protocol is on (since "+rd.ccmSince+"); this status with VIP is from before it reconciled the Service"))
+		return cloudFix{}, false
+	case core.No:
+		have += " (it is " + rel.raw + ", from " + rel.from + ")"
+	default:
+		have += " (its release is not known here: the profile's ccmVersion or its Pod's image would say)"
+	}
 	o := throughLBOffer(v.e, st, v.dp)
 	o.ID = v.f.name + "/" + fixUpgradeCCM
-	o.Action = "upgrade the " + v.f.name + " cloud-controller-manager to " + rd.ccmSince +
-		" or later (it publishes ipMode Proxy by itself while the PROXY protocol is on; this status has VIP for " +
-		strings.Join(append(append([]string(nil), st.vips...), st.defaulted...), ", ") + ")"
+	o.Action = "upgrade the " + v.f.name + " cloud-controller-manager to " + rd.ccmSince + have +
+		"; it publishes ipMode Proxy by itself while the PROXY protocol is on, and this status has VIP for " +
+		strings.Join(append(append([]string(nil), st.vips...), st.defaulted...), ", ")
 	src := m.source
 	if rd.ccmSource != "" {
 		src += "; " + rd.ccmSource

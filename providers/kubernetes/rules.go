@@ -233,6 +233,13 @@ const (
 	// CodeCloudDefaultUnseen: the cloud's default for this Service depends on a setting the
 	// inputs do not show.
 	CodeCloudDefaultUnseen core.Code = "k8s-cloud-default-unseen"
+	CodeCloudL7            core.Code = "k8s-cloud-lb-layer7"
+	// CodeCCMLagging: the controller's release publishes the ipMode the status lacks; the
+	// status is older than its last reconcile.
+	CodeCCMLagging core.Code = "k8s-ccm-status-lags"
+	// CodeUserIPMode: the Service's own annotation sets the ipMode its cloud's controller
+	// publishes (UserIPMode).
+	CodeUserIPMode core.Code = "k8s-user-ipmode"
 )
 
 var (
@@ -257,6 +264,15 @@ var (
 	ruleOfferCCMUpgrade = core.Rule{Code: CodeOfferCCMUpgrade,
 		Summary: "The cloud's controller publishes ipMode Proxy by itself while the PROXY protocol is on, since the release named; a status with VIP comes from an older one: upgrading it is the fix (the dataplane must honour Proxy).",
 		Source:  srcClouds}
+	ruleCloudL7 = core.Rule{Code: CodeCloudL7,
+		Summary: "The cloud's load-balancer listener is an HTTP(S) proxy for this Service: it opens its own connection to the backend (the client's address at most in X-Forwarded-For), and with HTTPS it ends TLS, so the backends speak plain HTTP.",
+		Source:  srcClouds}
+	ruleCCMLagging = core.Rule{Code: CodeCCMLagging,
+		Summary: "The cloud's controller, at the release the inputs state, publishes ipMode Proxy by itself for this Service; the status with VIP predates its reconcile (or the controller fails to reconcile the Service: see its Events), so no upgrade is offered.",
+		Source:  srcClouds}
+	ruleUserIPMode = core.Rule{Code: CodeUserIPMode,
+		Summary: "The Service carries its cloud controller's own ip-mode or PROXY-protocol annotation: the controller publishes the ipMode it says, and that is the user's choice, which loopguard does not override.",
+		Source:  srcClouds}
 	ruleCloudDefaultUnseen = core.Rule{Code: CodeCloudDefaultUnseen,
 		Summary: "What the load balancer does here depends on a cluster-wide setting of the cloud's controller, or on a cloud API default no public source states, which the inputs do not show; the note names it and what to confirm (then declare loopguard.io/lb-source-nat).",
 		Source:  srcClouds}
@@ -265,7 +281,8 @@ var (
 // cloudRules lists the rules the units share and every unit's own.
 func cloudRules() []core.Rule {
 	out := []core.Rule{ruleCloudDetected, ruleCloudDefault, ruleOfferHostname, ruleHostnameNeedsName,
-		ruleCCMNoProxyIPMode, ruleOfferIPModeAnnotation, ruleOfferCCMUpgrade, ruleCloudDefaultUnseen}
+		ruleCCMNoProxyIPMode, ruleOfferIPModeAnnotation, ruleOfferCCMUpgrade, ruleCloudDefaultUnseen, ruleCloudL7, ruleCCMLagging, ruleUserIPMode,
+		ruleValueRejected, ruleValueIgnored, ruleReleaseDecides}
 	for _, u := range registry {
 		out = append(out, u.facts().rules...)
 	}

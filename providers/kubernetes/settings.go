@@ -1,6 +1,10 @@
 package kubernetes
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/loopguard/loopguard/core"
 )
 
@@ -38,4 +42,75 @@ func podEnv(c *core.Cluster, name string) controllerEnv {
 		return controllerEnv{}
 	}).(controllerEnv)
 	return e
+}
+
+// ControllerConfig is a cloud controller's own configuration as a host that knows it states
+// it: its release and the settings it runs with that no Service shows (an environment
+// variable that sets a default for every Service). Each unit with such settings has a type
+// (HetznerController, DigitalOceanController, AWSController, OpenStackController); a host
+// passes one to adapters/cloudprovider, or a profile file states the same fields (ccmVersion,
+// controllerSettings).
+type ControllerConfig interface {
+	// Overlay writes the release (ClusterProfile.CCMVersion) and the settings
+	// (ClusterProfile.ControllerSettings, by the name the controller reads) into p; a field
+	// left empty states nothing.
+	Overlay(p *core.ClusterProfile)
+}
+
+// overlayController states a release and name/value pairs in p, keeping p's other settings.
+func overlayController(p *core.ClusterProfile, release string, kv ...string) {
+	later := core.ClusterProfile{CCMVersion: release}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if later.ControllerSettings == nil {
+			later.ControllerSettings = map[string]string{}
+		}
+		later.ControllerSettings[kv[i]] = kv[i+1]
+	}
+	p.Overlay(&later)
+}
+
+// ControllerSettingNames returns, sorted, the name of every controller-level setting some unit
+// reads (core.ClusterProfile.ControllerSettings keys).
+func ControllerSettingNames() []string {
+	var out []string
+	for _, u := range registry {
+		out = append(out, u.facts().settings...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// SettingsFromEnv returns the controller-level settings lookup finds (os.LookupEnv in a fork of
+// the cloud's controller, whose environment is the controller's), by name; only those set.
+func SettingsFromEnv(lookup func(string) (string, bool)) map[string]string {
+	out := map[string]string{}
+	for _, n := range ControllerSettingNames() {
+		if v, ok := lookup(n); ok {
+			out[n] = v
+		}
+	}
+	return out
+}
+
+// UserIPMode is the ipMode the Service's own cloud controller publishes because of an
+// annotation the user wrote (its ip-mode annotation, or a PROXY-protocol switch it publishes
+// Proxy for), parsed as that controller parses it; false when the Service sets none, or sets a
+// value the controller rejects or ignores. The Reason (code k8s-user-ipmode) names the key and
+// value, and its Subject is the key. c may be nil.
+func UserIPMode(svc *corev1.Service, c *core.Cluster) (corev1.LoadBalancerIPMode, core.Reason, bool) {
+	if svc == nil {
+		return "", core.Reason{}, false
+	}
+	if c == nil {
+		c, _ = core.NewCluster(core.ClusterProfile{})
+	}
+	det := detectCloud(svc, c)
+	if det.unit == nil {
+		return "", core.Reason{}, false
+	}
+	v := &cloudView{svc: svc, c: c, f: det.unit.facts(), detected: true, why: det.why}
+	return det.unit.userIPMode(v)
 }

@@ -81,6 +81,9 @@ type cloudFacts struct {
 	// settings are the controller-level settings the unit reads (environment variables,
 	// flags), by the name the controller reads (core.ClusterProfile.ControllerSettings).
 	settings []string
+	// images are the controller's image repositories ("hetznercloud/hcloud-cloud-controller-manager"):
+	// the tag of a Pod's image in the inputs is its release when the profile has no ccmVersion.
+	images []string
 	// source cites the public sources of the defaults above.
 	source string
 	// doc is the unit's row of docs/clouds.md.
@@ -151,8 +154,10 @@ type cloudReading struct {
 	// only when snat is empty; unseen: what decides the default and the inputs do not show.
 	snat, defaults []snatFact
 	unseen         []core.Reason
-	// header: the backends expect the PROXY protocol.
+	// header: the backends expect the PROXY protocol; tls: the load balancer ends TLS and the
+	// backends speak plain text.
 	header []proxyHeaderFact
+	tls    []core.Reason
 	// notes: values the controller rejects or ignores, versions that decide a fact.
 	notes []core.Reason
 	// ccmProxy: the controller publishes ipMode Proxy for this Service by itself (the PROXY
@@ -187,6 +192,17 @@ func (v *cloudView) unseenSetting(msg string) {
 // expects records that the backends expect the PROXY protocol (version "v1", "v2" or "").
 func (v *cloudView) expects(version string, r core.Reason) {
 	v.rd.header = append(v.rd.header, proxyHeaderFact{version: version, reason: r})
+}
+
+// needsTLS records that the load balancer ends TLS and the backends speak plain text.
+func (v *cloudView) needsTLS(r core.Reason) { v.rd.tls = append(v.rd.tls, r) }
+
+// userSet is the reason for an ipMode the user's own annotation makes the controller publish.
+func (v *cloudView) userSet(key string, mode corev1.LoadBalancerIPMode, src string) core.Reason {
+	r := ruleUserIPMode.Because("Service " + v.svc.Namespace + "/" + v.svc.Name + ": " + key + ": " + quote(v.svc.Annotations[key]) +
+		": the " + v.f.name + " controller publishes ipMode " + string(mode) + " [" + src + "]")
+	r.Subject = key
+	return r
 }
 
 // note records a value the controller rejects or ignores, naming the object and the key.

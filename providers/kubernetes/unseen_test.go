@@ -66,7 +66,7 @@ func TestClusterWideDefaults(t *testing.T) {
 			snat: core.Yes, proxy: core.Yes, symptom: core.SymptomNone, reason: "which it does only while the PROXY protocol is on"},
 		// A status the host wrote itself (a CCM fork) says nothing about the cloud's default.
 		"Hetzner, ipMode Proxy a CCM fork published": {svc: cloudService("web", nil, "TCP", proxyStatus), providerID: "hcloud://", ownsStatus: true,
-			snat: core.Unknown, note: "no Pod in the inputs shows it"},
+			snat: core.Unknown, note: "the inputs do not show it"},
 		"Hetzner, nothing seen": {svc: cloudService("web", nil, "TCP", ipVIP), providerID: "hcloud://",
 			snat: core.Unknown, note: "confirm it on the hcloud-cloud-controller-manager Deployment"},
 		// The annotation wins over the default, as in the controller (getProxyProtocolEnabled).
