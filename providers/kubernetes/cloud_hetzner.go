@@ -151,6 +151,12 @@ func (hetznerCloud) read(v *cloudView) {
 // Proxy says it, because this controller publishes Proxy only while the PROXY protocol is on.
 func hetznerDefaults(v *cloudView) {
 	on, s, st := hetznerDefault(v)
+	if rel := v.release(); st != valueAbsent && rel.atLeast("v1.29.0") == core.No {
+		v.note(ruleValueIgnored.Because("Hetzner Cloud: " + s.from + " sets " + envHetznerUsesProxyProtocol + "=" + quote(s.value) + ", which the hcloud-cloud-controller-manager reads from v1.29.0 on; it is " +
+			rel.raw + " (" + rel.from + ") and ignores it [" + srcHetznerDefaults + "]"))
+		on, st = false, valueAbsent
+		s.found = false
+	}
 	switch st {
 	case valueTaken:
 		if on {

@@ -81,6 +81,10 @@ func TestHetzner(t *testing.T) {
 		"Robot nodes, default on in the profile": {status: ipVIP, providerID: "hrobot://",
 			profile: core.ClusterProfile{ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "t"}},
 			snat:    core.Yes, header: core.Yes, remedy: core.ThroughLB, to: "to v1.29.1 or later"},
+		// The environment default exists from v1.29.0: an older controller ignores it.
+		"a default an older controller ignores": {status: ipVIP, providerID: "hcloud://",
+			profile: core.ClusterProfile{CCMVersion: "v1.28.2", ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "true"}},
+			snat:    core.Unknown, note: CodeValueIgnored, msg: "reads from v1.29.0 on; it is v1.28.2"},
 		"a profile value the controller refuses at start": {status: ipVIP, providerID: "hcloud://",
 			profile: core.ClusterProfile{ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "yes"}},
 			snat:    core.Unknown, note: CodeValueRejected, msg: "refuses at start"},

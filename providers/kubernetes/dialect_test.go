@@ -149,12 +149,13 @@ func TestInterceptionCases(t *testing.T) {
 				codes: []core.Code{"k8s-proxy-mode-unknown"}, vipUnmet: unknown},
 		},
 		"HostnameOnly": {
-			reason: "AWS internal NLB (cloud-provider-aws#1160): hostname status, client IP kept: at risk; VIP is unsupported.",
+			reason: "AWS internal NLB (cloud-provider-aws#1160): hostname status, client IP kept: at risk; VIP is unsupported; the controller turns preservation off in place (v1.34.0+).",
 			file:   "hostname-only-aws-nlb.yaml",
-			want: want{intercept: core.No, scope: core.Private, snat: core.No, risk: core.RiskAtRisk, remedy: core.DNSSteering,
+			want: want{intercept: core.No, scope: core.Private, snat: core.No, risk: core.RiskAtRisk, remedy: core.LBSourceNAT,
 				codes:    []core.Code{"k8s-hostname-only", "k8s-aws-nlb-preserves-client-ip", "k8s-scope-annotation", "same-node-loop"},
 				vipUnmet: unsupported},
-			// preserve_client_ip.enabled=false, unsupported on the cloud-controller-manager's NLB.
+			// preserve_client_ip.enabled=false, which the cloud-controller-manager applies in
+			// place from v1.34.0 (v1.33.3, v1.32.6; its release is not known here).
 			cloudFixes: 1,
 		},
 		"NotProvisioned": {

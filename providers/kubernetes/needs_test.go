@@ -32,7 +32,8 @@ func TestCCMProxyProtocolAnnotations(t *testing.T) {
 		on      bool
 		version string
 	}{
-		"aws star":                  {ann: map[string]string{annAWSProxyProtocol: "*"}, on: true},
+		// No type: the cloud-controller-manager's Classic ELB, whose PROXY protocol is v1.
+		"aws star":                  {ann: map[string]string{annAWSProxyProtocol: "*"}, on: true, version: "v1"},
 		"aws other value":           {ann: map[string]string{annAWSProxyProtocol: "true"}},
 		"aws target group v2":       {ann: map[string]string{annAWSTargetGroupAttrs: "proxy_protocol_v2.enabled=true,preserve_client_ip.enabled=false"}, on: true, version: "v2"},
 		"hetzner bool":              {ann: map[string]string{annHetznerProxyProtocol: "TRUE"}, on: true},

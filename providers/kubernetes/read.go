@@ -156,3 +156,11 @@ func (r release) atLeast(since string) core.Fact {
 	}
 	return core.No
 }
+
+// yesIf is core.Yes for true and core.No for false.
+func yesIf(b bool) core.Fact {
+	if b {
+		return core.Yes
+	}
+	return core.No
+}

@@ -28,6 +28,10 @@ type ScopeAnnotation struct {
 	ShadowedBy string
 	// Source cites where the behaviour was read.
 	Source string
+	// when, if set, says whether the row's controller is the one that makes this Service's
+	// load balancer (AWS: the cloud-controller-manager and the Load Balancer Controller read
+	// aws-load-balancer-internal differently).
+	when func(*corev1.Service) bool
 }
 
 // ScopeClass is a spec.loadBalancerClass that implies the LB's scope.
@@ -121,6 +125,9 @@ func (d *Dialect) scopeOf(svc *corev1.Service, e *core.Exposure) {
 				a := &table[i]
 				v, ok := ann[a.Key]
 				if !ok {
+					continue
+				}
+				if a.when != nil && !a.when(svc) {
 					continue
 				}
 				if a.ShadowedBy != "" {
