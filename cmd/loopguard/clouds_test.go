@@ -34,6 +34,8 @@ func TestCloudExamples(t *testing.T) {
 		"digitalocean": {
 			"web":       {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", tentative: true, action: `do-loadbalancer-hostname"]: a DNS name`},
 			"web-named": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `do-loadbalancer-hostname"]: "web.example.com"`},
+			// REGIONAL_NETWORK (the default since v0.1.61) passes the client through: intercepted, no loop.
+			"web-network": {risk: "none", symptom: "none", remedy: "none"},
 		},
 		"linode": {
 			"web":   {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `linode-loadbalancer-hostname-only-ingress"]: "true"`},

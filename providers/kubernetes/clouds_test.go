@@ -137,7 +137,7 @@ func TestCloudRows(t *testing.T) {
 		"Alibaba PROXY protocol": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet",
 			annAlibabaProxyProto: "on", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.No, remedy: core.ThroughLB, tentative: true, code: core.CodeDecideFailsLeast},
-		"DigitalOcean PROXY protocol, named": {svc: cloudService("a", map[string]string{annDOProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
+		"DigitalOcean PROXY protocol, named": {svc: cloudService("a", map[string]string{annDOType: doRegional, annDOProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
 		"Scaleway PROXY protocol": {svc: cloudService("a", map[string]string{annScalewayProxyV2: "true"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
@@ -172,7 +172,7 @@ func TestCloudRows(t *testing.T) {
 			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone},
 		// The DigitalOcean controller never publishes ipMode: without a DNS name the hostname
 		// fix is the one left, tentatively (it needs the name).
-		"DigitalOcean PROXY protocol, no name": {svc: cloudService("a", map[string]string{annDOProxyProtocol: "true"}, "TCP", ipVIP),
+		"DigitalOcean PROXY protocol, no name": {svc: cloudService("a", map[string]string{annDOType: doRegional, annDOProxyProtocol: "true"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, tentative: true, code: core.CodeDecideFailsLeast},
 		// Linode publishes the NodeBalancer's hostname and IP in one entry; hostname-only-ingress
 		// drops the IP, and needs no DNS name.
@@ -294,7 +294,7 @@ func TestCloudFixesThroughReconciler(t *testing.T) {
 		"Scaleway use-hostname": {svc: cloudService("web", map[string]string{annScalewayProxyV2: "true"}, "TCP", ipVIP),
 			key: "service.beta.kubernetes.io/scw-loadbalancer-use-hostname", value: "true",
 			status: &corev1.LoadBalancerIngress{Hostname: "10-0-0-20.lb.fr-par.scw.cloud"}},
-		"DigitalOcean hostname from external-dns": {svc: cloudService("web", map[string]string{annDOProxyProtocol: "true", annExternalDNS: "web.example.com,www.example.com"}, "TCP", ipVIP),
+		"DigitalOcean hostname from external-dns": {svc: cloudService("web", map[string]string{annDOType: doRegional, annDOProxyProtocol: "true", annExternalDNS: "web.example.com,www.example.com"}, "TCP", ipVIP),
 			key: "service.beta.kubernetes.io/do-loadbalancer-hostname", value: "web.example.com",
 			status: &corev1.LoadBalancerIngress{Hostname: "web.example.com"}},
 		"Linode hostname-only-ingress": {svc: cloudService("web", map[string]string{annLinodeDefaultProxy: "v2"}, "TCP", linodeStatus),
@@ -383,7 +383,7 @@ func ptr[T any](v T) *T { return &v }
 func TestCCMIPMode(t *testing.T) {
 	ctx := context.Background()
 	hetzner := cloudService("web", map[string]string{annHetznerProxyProtocol: "true"}, "TCP", ipVIP)
-	do := cloudService("web", map[string]string{annDOProxyProtocol: "true"}, "TCP", ipVIP)
+	do := cloudService("web", map[string]string{annDOType: doRegional, annDOProxyProtocol: "true"}, "TCP", ipVIP)
 	for name, tc := range map[string]struct {
 		svc        *corev1.Service
 		ownsStatus bool

@@ -196,6 +196,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		// ipMode Proxy is the controller's; where the cloud's controller never does it, the
 		// offer says so (the unit's facts), unless the host is the controller.
 		o := throughLBOffer(&e, &st, dp)
+		o.Unmet = append(o.Unmet, rd.throughLBUnmet...)
 		if !d.opts.OwnsStatus && det.unit != nil {
 			ccmIPModeLimits(&o, v)
 		}

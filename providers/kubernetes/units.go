@@ -166,6 +166,12 @@ type cloudReading struct {
 	ccmSince, ccmSource string
 	// vipHint is added to the intercept offer's action: the cloud's own knob for ipMode VIP.
 	vipHint string
+	// kind is what the detected unit concluded its load balancer is ("REGIONAL_NETWORK"), and
+	// kindFrom what says so, for its fixes.
+	kind, kindFrom string
+	// throughLBUnmet is added to the generic "publish ipMode Proxy" offer whoever publishes
+	// the status (a load balancer that needs the nodes to answer its address).
+	throughLBUnmet []core.Precondition
 }
 
 // sourceNAT records a conclusion from the Service's own settings.
