@@ -56,7 +56,7 @@ func TestCloudExamples(t *testing.T) {
 		},
 		"openstack": {
 			"web-named": {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: `loadbalancer.openstack.org/hostname"]: "web.example.com"`},
-			"web":       {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the openstack cloud-controller-manager to v1.30.0"},
+			"web":       {risk: "at-risk", symptom: "protocol-error", remedy: "through-lb", action: "upgrade the openstack cloud-controller-manager to v1.31.0"}, // "v2": v1.31.0
 		},
 		"exoscale": {"web": {risk: "none", symptom: "none", remedy: "none"}},
 		"baremetal": {
