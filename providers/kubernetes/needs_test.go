@@ -48,7 +48,7 @@ func TestCCMProxyProtocolAnnotations(t *testing.T) {
 		"linode default v2":         {ann: map[string]string{annLinodeDefaultProxy: "v2"}, on: true, version: "v2"},
 		"linode none":               {ann: map[string]string{annLinodeDefaultProxy: "none"}},
 		"linode deprecated v1":      {ann: map[string]string{annLinodeProxyDeprecated: "v1"}, on: true, version: "v1"},
-		"oci nlb":                   {ann: map[string]string{annOCINLBProxyV2: "True"}, on: true, version: "v2"},
+		"oci nlb":                   {ann: map[string]string{annOCILBType: "nlb", annOCINLBProxyV2: "True"}, on: true, version: "v2"},
 		"oci lb version 1":          {ann: map[string]string{annOCIProxyProtocolVersion: "1"}, on: true, version: "v1"},
 		"oci lb version nonsense":   {ann: map[string]string{annOCIProxyProtocolVersion: "x"}},
 		"no annotation at all":      {},
