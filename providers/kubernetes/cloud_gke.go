@@ -23,8 +23,8 @@ const (
 
 // Upstream sources, at the tag read.
 const (
-	srcGKEType = "kubernetes/ingress-gce pkg/l4/annotations/gce_annotations.go GetLoadBalancerAnnotationType@v1.41.1 and kubernetes/cloud-provider-gcp providers/gce/gce_annotations.go@v36.3.8 (the class decides first; then networking.gke.io/load-balancer-type if present at all, else cloud.google.com/load-balancer-type; \"Internal\" or \"internal\" is internal, anything else external, without error)"
-	srcGKEKind = "Google Cloud docs load-balancing/docs/passthrough-network-load-balancer (packets reach the backends with source and destination unchanged; direct server return) and load-balancing/docs/internal (the original packets unproxied); GKE docs concepts/service-load-balancer"
+	srcGKEType   = "kubernetes/ingress-gce pkg/l4/annotations/gce_annotations.go GetLoadBalancerAnnotationType@v1.41.1 and kubernetes/cloud-provider-gcp providers/gce/gce_annotations.go@v36.3.8 (the class decides first; then networking.gke.io/load-balancer-type if present at all, else cloud.google.com/load-balancer-type; \"Internal\" or \"internal\" is internal, anything else external, without error)"
+	srcGKEKind   = "Google Cloud docs load-balancing/docs/passthrough-network-load-balancer (packets reach the backends with source and destination unchanged; direct server return) and load-balancing/docs/internal (the original packets unproxied); GKE docs concepts/service-load-balancer"
 	srcGKEStatus = "kubernetes/cloud-provider-gcp providers/gce/gce_loadbalancer*.go@v36.3.8 and kubernetes/ingress-gce pkg/utils/utils.go AddIPToLBStatus@v1.41.1 (the IP, no ipMode; the standalone NEG class sets ipMode VIP, v1.41.0)"
 )
 

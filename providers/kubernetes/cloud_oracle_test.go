@@ -64,7 +64,7 @@ func TestOracle(t *testing.T) {
 			etp: corev1.ServiceExternalTrafficPolicyLocal, snat: core.Yes, remedy: core.RemedyNone},
 		"NLB, Cluster, is-preserve-source set: refused": {ann: map[string]string{annOCILBType: "nlb", annOCINLBPreserveSource: "true", annOCIIngressIPMode: "proxy"},
 			snat: core.Unknown, note: CodeValueRejected},
-		"LB: a proxy": {ann: map[string]string{annOCIIngressIPMode: "Proxy"}, snat: core.Yes, remedy: core.RemedyNone},
+		"LB: a proxy":                      {ann: map[string]string{annOCIIngressIPMode: "Proxy"}, snat: core.Yes, remedy: core.RemedyNone},
 		"an ipMode the controller refuses": {ann: map[string]string{annOCIIngressIPMode: "garbage"}, snat: core.Yes, note: CodeValueRejected},
 	} {
 		t.Run(name, func(t *testing.T) {
