@@ -88,7 +88,11 @@ func standardFixes(v *cloudView) []cloudFix {
 func hostnameFix(v *cloudView) (cloudFix, bool) {
 	f, svc := v.f, v.svc
 	h := f.hostnameAnnotation
-	if h == "" || v.e.Intercept != core.Yes || !v.needsLB() || declined(svc, h, f.hostnameValue) {
+	if h == "" || v.e.Intercept != core.Yes || !v.needsLB() || declined(svc, h, f.hostnameValue, f.hostnameOn) {
+		return cloudFix{}, false
+	}
+	if have, set := svc.Annotations[h]; set && f.hostnameOn != nil && f.hostnameOn(have) {
+		// The controller reads it as on already: the status predates its reconcile.
 		return cloudFix{}, false
 	}
 	value := f.hostnameValue
@@ -175,11 +179,17 @@ func (v *cloudView) interceptedNeedsLB() bool {
 	return v.e.Intercept == core.Yes && v.needsLB() && len(v.st.ips()) > 0
 }
 
-// declined reports a switch annotation (want is its "on" value) that the Service sets to
-// something else.
-func declined(svc *corev1.Service, key, want string) bool {
+// declined reports a switch annotation (want is its "on" value, on how the controller reads
+// it when not nil) that the Service sets to something the controller does not read as on.
+func declined(svc *corev1.Service, key, want string, on func(string) bool) bool {
 	have, set := svc.Annotations[key]
-	return want != "" && set && have != want
+	if want == "" || !set {
+		return false
+	}
+	if on != nil {
+		return !on(have)
+	}
+	return have != want
 }
 
 // ccmIPModeLimits marks the generic "publish ipMode Proxy" offer unsupported on a cloud whose

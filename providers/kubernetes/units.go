@@ -68,6 +68,9 @@ type cloudFacts struct {
 	// intercepts the address; hostnameValue is its value ("" means a DNS name that resolves to
 	// the load balancer, the user's; anything else is the literal value).
 	hostnameAnnotation, hostnameValue string
+	// hostnameOn, when set, is how the controller reads a switch hostnameAnnotation
+	// (strconv.ParseBool for most): a value it reads as on is not "declined".
+	hostnameOn func(string) bool
 	// ipMode is what the controller does with status.loadBalancer.ingress[].ipMode.
 	ipMode ccmIPMode
 	// noBox: there is no load-balancer box in front of the nodes (MetalLB, kube-vip, Cilium
