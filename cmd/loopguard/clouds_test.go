@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCloudExamples: each cloud row of docs/sources.md#clouds, as a user runs it: assess on
+// TestCloudExamples: each cloud row of docs/clouds.md, as a user runs it: assess on
 // examples/clouds/<cloud>, with the cloud read from the objects (no --provider).
 func TestCloudExamples(t *testing.T) {
 	type want struct {

@@ -47,7 +47,7 @@ func dialectEntries() []dialectEntry {
 			recognizes: volcengine.Recognizes, newProvider: newVolcengineProvider},
 		{name: kubernetes.Name, newDialect: func() core.Dialect { return kubernetes.NewDialect(nil) },
 			recognizes: kubernetes.Recognizes, fallback: true,
-			// The clouds' own annotation fixes (docs/sources.md#clouds); ipMode stays the CCM's.
+			// The clouds' own annotation fixes (docs/clouds.md); ipMode stays the CCM's.
 			newProvider: func(driverEnv) (core.Provider, error) { return kubernetes.NewCloudFixProvider(nil), nil }},
 	})
 }

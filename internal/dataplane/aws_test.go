@@ -12,7 +12,7 @@ import (
 	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
-// awsCase is an AWS-shaped exposure (docs/sources.md#clouds): the Service a user writes, read
+// awsCase is an AWS-shaped exposure (docs/clouds.md): the Service a user writes, read
 // by the plain dialect, and the lab that does what that NLB does to a packet.
 type awsCase struct {
 	name string

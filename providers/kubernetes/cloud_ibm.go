@@ -15,21 +15,31 @@ type ibmCloud struct{ cloudBase }
 const annIBMEnableFeatures = "service.kubernetes.io/ibm-load-balancer-cloud-provider-enable-features"
 
 const (
-	srcIBM    = "IBM Cloud docs containers?topic=containers-vpc-lbaas (ibm-cloud-docs/containers vpc-lbaas.md: a LoadBalancer Service gets a VPC ALB by default, reached through its hostname *.lb.appdomain.cloud, source IP preservation only with enable-features \"proxy-protocol\"; with enable-features \"nlb\" a VPC NLB, which preserves the source IP by default (direct server return) and is published as an IP)"
-	srcIBMCCM = "IBM-Cloud/cloud-provider-ibm pkg/vpcctl/vpc_lbaas.go GetLoadBalancerStatus (the VPC load balancer's hostname, no ipMode), vpc_sdk_gen2.go CreateLoadBalancer (PROXY protocol v1 on the pools with enable-features proxy-protocol), vpc_sdk_base.go (the pools' PROXY protocol: application family only), ibm/ibm_instances.go providerIDV2 (ibm://<account>///<cluster>/<worker>)"
+	srcIBMEnable = "IBM-Cloud/cloud-provider-ibm pkg/vpcctl/vpc_config.go getServiceEnabledFeatures, vpc_sdk_base.go isVpcOptionEnabled at commit 568c208 (release-1.32; the repository has no tags): spaces removed, lower case, split at commas, exact items; \"nlb\" is not read by the public code"
+	srcIBMIPType = "IBM-Cloud/cloud-provider-ibm pkg/vpcctl/vpc_sdk_base.go at commit 568c208 (ip-type: empty or \"public\" is public, anything else private; immutable)"
+	srcIBM       = "IBM Cloud docs containers?topic=containers-vpc-lbaas (ibm-cloud-docs/containers vpc-lbaas.md: a LoadBalancer Service gets a VPC ALB by default, reached through its hostname *.lb.appdomain.cloud, source IP preservation only with enable-features \"proxy-protocol\"; with enable-features \"nlb\" a VPC NLB, which preserves the source IP by default (direct server return) and is published as an IP)"
+	srcIBMCCM    = "IBM-Cloud/cloud-provider-ibm pkg/vpcctl/vpc_lbaas.go GetLoadBalancerStatus (the VPC load balancer's hostname, no ipMode), vpc_sdk_gen2.go CreateLoadBalancer (PROXY protocol v1 on the pools with enable-features proxy-protocol), vpc_sdk_base.go (the pools' PROXY protocol: application family only), ibm/ibm_instances.go providerIDV2 (ibm://<account>///<cluster>/<worker>)"
 )
 
 var ibmFacts = cloudFacts{
 	name:               "ibm",
 	title:              "IBM Cloud",
 	providerIDPrefixes: []string{"ibm://"},
-	annotationPrefixes: []string{"service.kubernetes.io/ibm-"},
+	annotationPrefixes: []string{"service.kubernetes.io/ibm-load-balancer-cloud-provider-"},
 	sourceNAT:          core.Unknown, // the VPC ALB or NLB per Service: read
 	source:             srcIBM + "; " + srcIBMCCM,
 	scope: []ScopeAnnotation{
 		{Cloud: "IBM Cloud", Key: "service.kubernetes.io/ibm-load-balancer-cloud-provider-ip-type",
-			Private: []string{"private"}, Public: []string{"public"},
-			Source: "kubernetes/website service.md (Internal load balancer, IBM Cloud)"},
+			Private: []string{"*"}, Public: []string{"public", ""},
+			Source: srcIBMIPType},
+	},
+	doc: cloudDoc{
+		lb: "VPC ALB (the default): a proxy, the client's address only with the PROXY protocol; VPC NLB (`enable-features` names `nlb`; IBM's documentation only, the public controller does not read it): " +
+			"passes the client through; a classic cluster's NLB: not in the public source",
+		backend: "PROXY v1 on the ALB's pools with `enable-features` naming `proxy-protocol` (spaces removed, lower case, comma list); an NLB's pools never",
+		status:  "the VPC load balancer's hostname, no ipMode (the public code publishes a hostname for an NLB too; IBM's documentation shows an IP)",
+		remedy:  "none needed behind the ALB's hostname; a backend that needs a proxy in front of an NLB belongs behind an ALB (a new load balancer), not offered",
+		sources: "cloud-provider-ibm at commit 568c208 (release-1.32; no tags): `pkg/vpcctl/vpc_config.go`, `vpc_sdk_base.go`, `vpc_sdk_gen2.go`, `vpc_lbaas.go`, `ibm/ibm_instances.go`; IBM Cloud documentation (vpc-lbaas)",
 	},
 }
 

@@ -102,7 +102,7 @@ func TestCloudDetection(t *testing.T) {
 	}
 }
 
-// TestCloudRows: each row of docs/sources.md#clouds as a scenario, through the dialect and
+// TestCloudRows: each row of docs/clouds.md as a scenario, through the dialect and
 // Decide, then through the Reconciler with the provider the CLI plans with
 // (NewCloudFixProvider): a cloud's fix is planned as changes, nothing is planned where there
 // is nothing to do, and a remedy only the cloud-controller-manager can carry out is

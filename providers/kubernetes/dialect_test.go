@@ -41,7 +41,7 @@ func TestInterceptionCases(t *testing.T) {
 		"VIPIP": {
 			reason: "An ip with ipMode VIP is intercepted by kube-proxy iptables; externalTrafficPolicy Cluster masquerades it.",
 			file:   "intercept-vip-iptables.yaml",
-			// Azure's load balancer passes the client address through (docs/sources.md#clouds).
+			// Azure's load balancer passes the client address through (docs/clouds.md).
 			want: want{intercept: core.Yes, scope: core.Private, snat: core.No, risk: core.RiskNone, remedy: core.RemedyNone,
 				codes:    []core.Code{"k8s-ipmode-vip", "k8s-kube-proxy-programs-vip", "k8s-intercept-masquerade", "k8s-scope-annotation", "node-intercepts-vip", "k8s-cloud-lb-default"},
 				vipUnmet: none},

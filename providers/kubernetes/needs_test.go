@@ -82,7 +82,7 @@ func TestCCMProxyProtocolAnnotations(t *testing.T) {
 // TestProxyProtocolDecidesIPModeProxy: the ipMode those CCMs should publish. Hetzner's LB
 // proxies (it replaces the source), so the decision is through-lb, path Proxy, which the
 // status driver and the CCM decorator publish; DigitalOcean documents its load balancer as a
-// proxy too (docs/sources.md#clouds), so the same holds there.
+// proxy too (docs/clouds.md), so the same holds there.
 func TestProxyProtocolDecidesIPModeProxy(t *testing.T) {
 	d := NewDialect(nil)
 	for name, tc := range map[string]struct {
