@@ -82,3 +82,21 @@ func TestAlibaba(t *testing.T) {
 		})
 	}
 }
+
+// TestAlibabaAddressType: lower case as written on a CLB, any case on an NLB (v2.14.0).
+func TestAlibabaAddressType(t *testing.T) {
+	for cls, want := range map[string]map[string]string{
+		"": {absent: "unknown", "intranet": "private", "internet": "public", "Intranet": "unknown",
+			"true": "unknown", "True": "unknown", "TRUE": "unknown", "1": "unknown", "t": "unknown", "yes": "unknown", "": "unknown", "garbage": "unknown"},
+		alibabaNLBClass: {absent: "unknown", "intranet": "private", "internet": "public", "Intranet": "private", "INTERNET": "public",
+			"true": "unknown", "True": "unknown", "TRUE": "unknown", "1": "unknown", "t": "unknown", "yes": "unknown", "": "unknown", "garbage": "unknown"},
+	} {
+		checkSpellings(t, srcAlibabaScope, want, func(v string) string {
+			ann := map[string]string{}
+			if v != absent {
+				ann[alibabaLegacyPrefix+alibabaAddressType] = v
+			}
+			return scopeOfService(t, ann, cls)
+		})
+	}
+}

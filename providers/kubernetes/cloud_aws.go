@@ -486,7 +486,11 @@ func awsClientIPFix(v *cloudView, f awsFlavour) (cloudFix, bool) {
 	cur := svc.Annotations[annAWSTargetGroupAttrs]
 	want := setStringMapValue(cur, tgPreserveClientIP, "false")
 	clientIP := core.ClientIPLost
-	if stringMapValue(cur, tgProxyProtocolV2) == "true" {
+	attrs := awsLBCAttrs(svc)
+	if !f.lbc {
+		attrs = awsCCMAttrs(svc, true)
+	}
+	if attrs.rejected == "" && attrs.pairs[tgProxyProtocolV2] == "true" {
 		clientIP = core.ClientIPProxyProtocol
 	}
 	o := core.Offer{
@@ -543,15 +547,4 @@ func setStringMapValue(v, key, value string) string {
 		parts = append(parts, key+"="+value)
 	}
 	return strings.Join(parts, ",")
-}
-
-// stringMapValue returns the value of key in a stringMap annotation ("k1=v1,k2=v2"), or "".
-func stringMapValue(v, key string) string {
-	for _, kv := range strings.Split(v, ",") {
-		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(val)
-		}
-	}
-	return ""
 }

@@ -84,3 +84,15 @@ func TestLinode(t *testing.T) {
 		})
 	}
 }
+
+// TestLinodeProtocol: default-protocol (and the per-port JSON's protocol), lower-cased: tcp,
+// udp, http or https, anything else fails the Service (v0.9.8).
+func TestLinodeProtocol(t *testing.T) {
+	checkSpellings(t, srcLinodeProtocol, map[string]string{absent: "tcp", "http": "http", "HTTPS": "https", "tcp": "tcp", "": "tcp",
+		"true": "rejected", "True": "rejected", "TRUE": "rejected", "1": "rejected", "t": "rejected", "yes": "rejected", "garbage": "rejected"},
+		func(v string) string {
+			svc := annotated(annLinodeDefaultProtocol, v)
+			proto, _, st, _ := linodePort(svc, svc.Spec.Ports[0])
+			return outcome(proto, st)
+		})
+}

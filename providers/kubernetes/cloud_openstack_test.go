@@ -69,3 +69,17 @@ func TestOpenStack(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenStackInternal: openstack-internal-load-balancer exactly "true" (checkService@v1.36.0);
+// anything else leaves cloud.conf's internal-lb to decide.
+func TestOpenStackInternal(t *testing.T) {
+	checkSpellings(t, srcOpenStackInternal, map[string]string{absent: "unknown", "true": "private", "false": "unknown",
+		"True": "unknown", "TRUE": "unknown", "1": "unknown", "t": "unknown", "yes": "unknown", "": "unknown", "garbage": "unknown"},
+		func(v string) string {
+			ann := map[string]string{}
+			if v != absent {
+				ann["service.beta.kubernetes.io/openstack-internal-load-balancer"] = v
+			}
+			return scopeOfService(t, ann, "")
+		})
+}

@@ -95,3 +95,29 @@ func TestOracle(t *testing.T) {
 		})
 	}
 }
+
+// TestOracleMoreParsers: backend-protocol and the internal keys, as v1.35.0 reads them.
+func TestOracleMoreParsers(t *testing.T) {
+	checkSpellings(t, srcOCIBackend, map[string]string{absent: "default", "HTTP": "HTTP", "http": "HTTP", "GRPC": "GRPC", "tcp": "TCP", "": "TCP",
+		"true": "rejected", "True": "rejected", "TRUE": "rejected", "1": "rejected", "t": "rejected", "yes": "rejected", "garbage": "rejected"},
+		func(v string) string { return outcome(ociBackendProtocol(annotated(annOCIBackendProtocol, v))) })
+	// isInternalLB@v1.35.0: the key of the Service's type, strconv.ParseBool.
+	internal := map[string]string{absent: "unknown", "true": "private", "True": "private", "TRUE": "private", "1": "private", "t": "private",
+		"false": "public", "0": "public", "yes": "unknown", "": "unknown", "garbage": "unknown"}
+	for key, typ := range map[string]string{annOCILBInternal: "", annOCINLBInternal: ociNLB} {
+		checkSpellings(t, srcOCIInternal, internal, func(v string) string {
+			ann := map[string]string{}
+			if typ != "" {
+				ann[annOCILBType] = typ
+			}
+			if v != absent {
+				ann[key] = v
+			}
+			return scopeOfService(t, ann, "")
+		})
+	}
+	// The other type's key is not read.
+	if got := scopeOfService(t, map[string]string{annOCINLBInternal: "true"}, ""); got != "unknown" {
+		t.Errorf("the NLB's key on a load balancer: %s, want unknown", got)
+	}
+}

@@ -77,3 +77,11 @@ func TestScaleway(t *testing.T) {
 		})
 	}
 }
+
+// TestScalewayUseHostname: getUseHostname@v0.36.2: strconv.ParseBool, unparsable is false.
+func TestScalewayUseHostname(t *testing.T) {
+	on := scalewayFacts.hostnameOn
+	checkSpellings(t, srcScalewayHostname, map[string]string{absent: "false", "true": "true", "True": "true", "TRUE": "true", "1": "true", "t": "true",
+		"false": "false", "yes": "false", "": "false", "garbage": "false"},
+		func(v string) string { return outcome(v != absent && on(v), valueTaken) })
+}
