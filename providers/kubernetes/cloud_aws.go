@@ -103,7 +103,7 @@ var awsFacts = cloudFacts{
 	annotationPrefixes: []string{"service.beta.kubernetes.io/aws-load-balancer-"},
 	sourceNAT:          core.Unknown, // per controller, target type and protocol: read
 	ipMode:             ccmIPMode{read: true, source: awsCCMRepo + "pkg/providers/v1/aws.go toStatus, v2toStatus@v1.36.1 and " + awsLBCRepo + "controllers/service/service_controller.go@v3.5.0 (the DNS name only)"},
-	settings:           []string{flagAWSDefaultTargetType},
+	settings:           []controllerSetting{{name: flagAWSDefaultTargetType}},
 	images:             []string{"provider-aws/cloud-controller-manager"},
 	source:             srcAWSCCMType + "; " + srcAWSLBCClaims,
 	scope: []ScopeAnnotation{

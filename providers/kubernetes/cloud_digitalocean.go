@@ -49,7 +49,7 @@ var digitalOceanFacts = cloudFacts{
 	sourceNAT:          core.Unknown, // per type: read
 	hostnameAnnotation: annDOHostname,
 	ipMode:             ccmIPMode{read: true, source: srcDOHostname},
-	settings:           []string{envDODefaultLBType},
+	settings:           []controllerSetting{{name: envDODefaultLBType, env: true}},
 	images:             []string{"digitalocean/digitalocean-cloud-controller-manager"},
 	source:             srcDOKinds + "; " + srcDOType,
 	scope: []ScopeAnnotation{

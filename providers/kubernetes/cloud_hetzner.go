@@ -43,7 +43,7 @@ var hetznerFacts = cloudFacts{
 	sourceNAT:          core.Unknown, // only with the PROXY protocol or an HTTP listener: read
 	hostnameAnnotation: annHetznerHostname,
 	ipMode:             ccmIPMode{read: true, withProxyProtocol: true, since: "v1.21.0", source: srcHetznerStatus},
-	settings:           []string{envHetznerUsesProxyProtocol},
+	settings:           []controllerSetting{{name: envHetznerUsesProxyProtocol, env: true, unset: "false"}},
 	images:             []string{"hetznercloud/hcloud-cloud-controller-manager"},
 	source:             srcHetznerStatus + "; " + srcHetznerNoSources,
 	scope: []ScopeAnnotation{
@@ -191,7 +191,7 @@ func hetznerDefaults(v *cloudView) {
 		}
 	}
 	v.unseenSetting("Hetzner Cloud: the Service does not set " + annHetznerProxyProtocol + ", so the controller's cluster-wide " + envHetznerUsesProxyProtocol +
-		" (v1.29.0 and later) decides the PROXY protocol, and the inputs do not show it (an ipMode VIP status says it is off, from v1.29.1); confirm it on the hcloud-cloud-controller-manager Deployment and state it in the profile's controllerSettings, or declare loopguard.io/lb-source-nat")
+		" (v1.29.0 and later) decides the PROXY protocol, and the inputs do not show it (an ipMode VIP status says it is off, from v1.29.1); confirm it on the hcloud-cloud-controller-manager Deployment and state it in the profile's controllerSettings (a fork of the controller: adapters/cloudprovider.WithControllerSettings), or declare loopguard.io/lb-source-nat")
 }
 
 // userIPMode: the controller publishes Proxy while uses-proxyprotocol is true and VIP while it

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -149,7 +151,12 @@ func TestHetznerUserIPModeAndController(t *testing.T) {
 		t.Errorf("profile after Overlay: %+v", p)
 	}
 	got := SettingsFromEnv(func(n string) (string, bool) { return "1", n == envHetznerUsesProxyProtocol })
-	if len(got) != 1 || got[envHetznerUsesProxyProtocol] != "1" {
-		t.Errorf("SettingsFromEnv = %v", got)
+	want := map[string]string{envHetznerUsesProxyProtocol: "1", envLinodeHostnameOnly: "false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SettingsFromEnv, a fork's environment (-want +got):\n%s", diff)
+	}
+	// Unset, HCCM behaves as "false"; DigitalOcean's default depends on its release: left out.
+	if got := SettingsFromEnv(func(string) (string, bool) { return "", false }); got[envHetznerUsesProxyProtocol] != "false" || got[envDODefaultLBType] != "" {
+		t.Errorf("SettingsFromEnv, nothing set = %v", got)
 	}
 }

@@ -41,7 +41,7 @@ var linodeFacts = cloudFacts{
 	hostnameAnnotation: annLinodeHostnameOnly, hostnameValue: "true",
 	hostnameOn: func(v string) bool { b, _ := goBool(v); return b },
 	ipMode:     ccmIPMode{read: true, source: srcLinodeHostname},
-	settings:   []string{envLinodeHostnameOnly},
+	settings:   []controllerSetting{{name: envLinodeHostnameOnly, env: true, unset: "false"}},
 	source:     srcLinodeKind,
 	doc: cloudDoc{
 		lb:      "a NodeBalancer, a proxy: the backend sees its address (TCP, HTTP, HTTPS); UDP: not stated",

@@ -39,7 +39,7 @@ var openStackFacts = cloudFacts{
 	sourceNAT:          core.Unknown, // amphora proxies, OVN passes through: the cloud's choice
 	hostnameAnnotation: annOpenStackHostname,
 	ipMode:             ccmIPMode{read: true, withProxyProtocol: true, since: "v1.30.0", source: srcOpenStackStatus},
-	settings:           []string{settingOpenStackProvider, settingOpenStackIngressHostname},
+	settings:           []controllerSetting{{name: settingOpenStackProvider}, {name: settingOpenStackIngressHostname}},
 	images:             []string{"provider-os/openstack-cloud-controller-manager"},
 	source:             srcOpenStackProvider,
 	scope: []ScopeAnnotation{

@@ -33,7 +33,7 @@ var vmwareFacts = cloudFacts{
 	annotationPrefixes: []string{"loadbalancer.vmware.io/"},
 	sourceNAT:          core.Unknown, // the NSX-T load balancer's SNAT setting, or the Supervisor's: read
 	ipMode:             ccmIPMode{read: true, source: srcVSphereCPI + "; " + srcNSXIPMode},
-	settings:           []string{settingVSphereNoSNAT},
+	settings:           []controllerSetting{{name: settingVSphereNoSNAT}},
 	source:             srcVSphereCPI,
 	rules:              []core.Rule{ruleNSXProxyByDefault},
 	doc: cloudDoc{

@@ -39,7 +39,10 @@ func TestSharedCodeNamesNoCloud(t *testing.T) {
 	var marks []string
 	for _, u := range registry {
 		f := u.facts()
-		marks = append(append(append(append(marks, f.annotationPrefixes...), f.providerIDPrefixes...), f.classes...), f.settings...)
+		marks = append(append(append(marks, f.annotationPrefixes...), f.providerIDPrefixes...), f.classes...)
+		for _, s := range f.settings {
+			marks = append(marks, s.name)
+		}
 		for _, s := range f.scope {
 			marks = append(marks, s.Key)
 		}
@@ -187,7 +190,19 @@ controller itself (its environment, flags, cloud config) are stated in the profi
 		if len(f.settings) == 0 {
 			continue
 		}
-		b.WriteString("| " + f.title + " | `" + strings.Join(f.settings, "`, `") + "` |\n")
+		var names []string
+		for _, s := range f.settings {
+			n := "`" + s.name + "`"
+			if s.env {
+				n += " (environment"
+				if s.unset != "" {
+					n += "; unset: `" + s.unset + "`"
+				}
+				n += ")"
+			}
+			names = append(names, n)
+		}
+		b.WriteString("| " + f.title + " | " + strings.Join(names, ", ") + " |\n")
 	}
 	b.WriteString("\n## Internal load-balancer annotations\n\nRead whatever the cloud, unless a row's controller is not the one that makes the Service's load balancer; a value in neither column draws no conclusion (`*`: every other value).\n\n")
 	b.WriteString("| cloud | annotation | private | public | source |\n|---|---|---|---|---|\n")

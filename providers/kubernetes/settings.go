@@ -77,19 +77,32 @@ func overlayController(p *core.ClusterProfile, release string, kv ...string) {
 func ControllerSettingNames() []string {
 	var out []string
 	for _, u := range registry {
-		out = append(out, u.facts().settings...)
+		for _, s := range u.facts().settings {
+			out = append(out, s.name)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// SettingsFromEnv returns the controller-level settings lookup finds (os.LookupEnv in a fork of
-// the cloud's controller, whose environment is the controller's), by name; only those set.
+// SettingsFromEnv states the controller-level settings that are environment variables, as a
+// fork of the cloud's controller has them: its environment (lookup is os.LookupEnv there) is
+// the controller's whole environment, so a variable it does not set is stated as the value the
+// controller behaves as without it ("false" for HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL), where
+// one value says that; a variable whose absence depends on the controller's release (DigitalOcean's
+// DEFAULT_LB_TYPE) is left out when unset. Flags and cloud config keys are not read here.
 func SettingsFromEnv(lookup func(string) (string, bool)) map[string]string {
 	out := map[string]string{}
-	for _, n := range ControllerSettingNames() {
-		if v, ok := lookup(n); ok {
-			out[n] = v
+	for _, u := range registry {
+		for _, s := range u.facts().settings {
+			if !s.env {
+				continue
+			}
+			if v, ok := lookup(s.name); ok {
+				out[s.name] = v
+			} else if s.unset != "" {
+				out[s.name] = s.unset
+			}
 		}
 	}
 	return out

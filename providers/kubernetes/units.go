@@ -82,8 +82,9 @@ type cloudFacts struct {
 	// rules are the unit's own documented rules (docs/reasons.md).
 	rules []core.Rule
 	// settings are the controller-level settings the unit reads (environment variables,
-	// flags), by the name the controller reads (core.ClusterProfile.ControllerSettings).
-	settings []string
+	// flags, cloud config keys), by the name the controller reads
+	// (core.ClusterProfile.ControllerSettings).
+	settings []controllerSetting
 	// images are the controller's image repositories ("hetznercloud/hcloud-cloud-controller-manager"):
 	// the tag of a Pod's image in the inputs is its release when the profile has no ccmVersion.
 	images []string
@@ -91,6 +92,18 @@ type cloudFacts struct {
 	source string
 	// doc is the unit's row of docs/clouds.md.
 	doc cloudDoc
+}
+
+// controllerSetting is one setting of a cloud's controller that no Service shows.
+type controllerSetting struct {
+	// name is what the controller reads.
+	name string
+	// env: an environment variable, which a fork of the controller shares (SettingsFromEnv);
+	// otherwise a flag or a cloud config key.
+	env bool
+	// unset is the value the controller behaves as when the variable is not set, when it
+	// behaves as one ("false"); "" when unset means something no value says.
+	unset string
 }
 
 // cloudDoc is a unit's row of the users' table (docs/clouds.md): recognition comes from the
