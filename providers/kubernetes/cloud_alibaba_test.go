@@ -57,10 +57,10 @@ func TestAlibaba(t *testing.T) {
 	}{
 		"CLB: layer 4 passes the client":    {ann: map[string]string{alibabaPrefix + alibabaAddressType: "intranet"}, status: ipVIP, snat: core.No},
 		"CLB, legacy prefix, PROXY on":      {ann: map[string]string{alibabaLegacyPrefix + alibabaProxyProtocol: "on"}, status: ipVIP, snat: core.No, header: "v2"},
-		"CLB, On is off":                    {ann: map[string]string{annAlibabaProxyProto: "On"}, status: ipVIP, snat: core.No, note: CodeValueIgnored},
+		"CLB, On is off":                    {ann: map[string]string{annAlibabaProxyProto: "On"}, status: ipVIP, snat: core.No, note: codeValueIgnored},
 		"CLB, HTTP listeners on every port": {ann: map[string]string{alibabaPrefix + alibabaProtocolPort: "http:80"}, status: ipVIP, snat: core.Yes},
 		// The type annotation needs an alpha gate that is off by default: a CLB.
-		"type nlb without the class: a CLB": {ann: map[string]string{annAlibabaLBType: "nlb", annAlibabaPreserveClient: "on"}, status: ipVIP, snat: core.No, note: CodeValueIgnored},
+		"type nlb without the class: a CLB": {ann: map[string]string{annAlibabaLBType: "nlb", annAlibabaPreserveClient: "on"}, status: ipVIP, snat: core.No, note: codeValueIgnored},
 		"NLB, preservation true is off":     {ann: map[string]string{annAlibabaPreserveClient: "true"}, nlb: true, status: corev1.LoadBalancerIngress{Hostname: "nlb-x.nlb.aliyuncsslb.com"}, snat: core.Yes},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -548,3 +548,13 @@ func setStringMapValue(v, key, value string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// AWSController is what the AWS cloud-controller-manager runs with, as a host that knows it
+// states it: its release decides whether target-group-attributes take effect on its NLBs.
+type AWSController struct {
+	// Version is the cloud-provider-aws release ("v1.36.1"); "" when not known.
+	Version string
+}
+
+// Overlay states the controller's release in p.
+func (c AWSController) Overlay(p *core.ClusterProfile) { overlayController(p, c.Version) }

@@ -172,10 +172,10 @@ func TestAWSScopeAndProxySpellings(t *testing.T) {
 		if n.ProxyHeader == core.Yes {
 			out = "on" + n.ProxyVersion
 		}
-		if hasNote(tr.Exposure.Notes, CodeValueRejected, annAWSProxyProtocol) {
+		if hasNote(tr.Exposure.Notes, codeValueRejected, annAWSProxyProtocol) {
 			out = "rejected"
 		}
-		if hasNote(tr.Exposure.Notes, CodeValueIgnored, annAWSProxyProtocol) {
+		if hasNote(tr.Exposure.Notes, codeValueIgnored, annAWSProxyProtocol) {
 			out = "ignored"
 		}
 		return out
@@ -225,19 +225,19 @@ func TestAWS(t *testing.T) {
 			unmet: core.PreconditionVersion},
 		// Release unknown: the fix is planned (an older controller ignores it) and says which
 		// releases apply it.
-		"CCM NLB, release unknown":           {ann: nlb, snat: core.No, remedy: core.LBSourceNAT, note: CodeReleaseDecides},
+		"CCM NLB, release unknown":           {ann: nlb, snat: core.No, remedy: core.LBSourceNAT, note: codeReleaseDecides},
 		"CCM NLB, preservation off, v1.34.0": {ann: nlbOff, version: "v1.34.0", snat: core.Yes, remedy: core.RemedyNone},
 		"CCM NLB, preservation off, v1.34.1 ignores it": {ann: nlbOff, version: "v1.34.1", snat: core.No, remedy: core.DNSSteering,
-			note: CodeValueIgnored},
-		"CCM NLB, preservation off, release unknown": {ann: nlbOff, snat: core.Yes, remedy: core.RemedyNone, note: CodeReleaseDecides},
+			note: codeValueIgnored},
+		"CCM NLB, preservation off, release unknown": {ann: nlbOff, snat: core.Yes, remedy: core.RemedyNone, note: codeReleaseDecides},
 		"CCM NLB, a UDP port: no fix": {ann: nlb, proto: corev1.ProtocolUDP, version: "v1.36.1", snat: core.No, remedy: core.DNSSteering,
 			unmet: core.PreconditionUnsupported},
 		"CCM NLB, an attribute the CCM refuses": {ann: map[string]string{annAWSType: "nlb", annAWSInternal: "true", annAWSTargetGroupAttrs: "deregistration_delay.timeout_seconds=30"},
-			version: "v1.36.1", snat: core.Unknown, note: CodeValueRejected},
+			version: "v1.36.1", snat: core.Unknown, note: codeValueRejected},
 		// Any type but nlb, nlb-ip and external is a Classic ELB, which refuses the attributes
 		// (and so reconciles nothing) but is a proxy all the same.
 		"Classic ELB with target-group-attributes": {ann: map[string]string{annAWSType: "clb", annAWSInternal: "true", annAWSTargetGroupAttrs: "preserve_client_ip.enabled=false"},
-			snat: core.Yes, remedy: core.RemedyNone, note: CodeValueRejected},
+			snat: core.Yes, remedy: core.RemedyNone, note: codeValueRejected},
 		"LBC instance targets": {ann: map[string]string{annAWSScheme: "internal"}, class: awsLBCClass, snat: core.No, remedy: core.LBSourceNAT},
 		"LBC ip targets":       {ann: map[string]string{annAWSScheme: "internal", annAWSNLBTargetType: "ip"}, class: awsLBCClass, snat: core.Yes, remedy: core.RemedyNone},
 		// The LBC's default target type is its --default-target-type.
@@ -251,7 +251,8 @@ func TestAWS(t *testing.T) {
 			if proto == "" {
 				proto = corev1.ProtocolTCP
 			}
-			p := core.ClusterProfile{ProxyMode: core.ProxyModeIPTables, KubeProxyVersion: "v1.33.0", KubernetesVersion: "v1.33.0", CCMVersion: tc.version}
+			p := core.ClusterProfile{ProxyMode: core.ProxyModeIPTables, KubeProxyVersion: "v1.33.0", KubernetesVersion: "v1.33.0"}
+			AWSController{Version: tc.version}.Overlay(&p)
 			if strings.Contains(name, "default target type ip") {
 				p.ControllerSettings = map[string]string{flagAWSDefaultTargetType: "ip"}
 			}

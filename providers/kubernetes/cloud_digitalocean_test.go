@@ -76,7 +76,7 @@ func TestDigitalOcean(t *testing.T) {
 		"no type, DEFAULT_LB_TYPE REGIONAL": {profile: core.ClusterProfile{CCMVersion: "v0.1.62", ControllerSettings: map[string]string{envDODefaultLBType: doRegional}},
 			snat: core.Yes, remedy: core.RemedyNone},
 		"no type, release unknown: tentative": {snat: core.Unknown, note: CodeCloudDefaultUnseen},
-		"a type the controller refuses":       {ann: map[string]string{annDOType: "regional"}, snat: core.Unknown, note: CodeValueRejected},
+		"a type the controller refuses":       {ann: map[string]string{annDOType: "regional"}, snat: core.Unknown, note: codeValueRejected},
 		// PROXY protocol behind a REGIONAL load balancer: the hostname fix.
 		"REGIONAL, PROXY on": {ann: with(pp, annDOType, doRegional), snat: core.Yes, remedy: core.ThroughLB},
 		// Behind a REGIONAL_NETWORK one the hostname would cut off the traffic from outside.

@@ -76,9 +76,9 @@ func TestHetzner(t *testing.T) {
 			snat: core.Yes, header: core.Yes, remedy: core.RemedyNone},
 		// "yes" fails EnsureLoadBalancer: nothing applied, nothing concluded, and the note says so.
 		"yes is rejected": {ann: map[string]string{annHetznerProxyProtocol: "yes"}, status: ipVIP, providerID: "hcloud://",
-			snat: core.Unknown, header: core.Unknown, note: CodeValueRejected, msg: "Service shop/web: load-balancer.hetzner.cloud/uses-proxyprotocol: \"yes\""},
+			snat: core.Unknown, header: core.Unknown, note: codeValueRejected, msg: "Service shop/web: load-balancer.hetzner.cloud/uses-proxyprotocol: \"yes\""},
 		"empty is rejected": {ann: map[string]string{annHetznerProxyProtocol: ""}, status: ipVIP,
-			snat: core.Unknown, note: CodeValueRejected, msg: "applies nothing"},
+			snat: core.Unknown, note: codeValueRejected, msg: "applies nothing"},
 		// Robot servers: hrobot:// (v1.19.0); a cluster of both kinds is Hetzner.
 		"Robot nodes, default on in the profile": {status: ipVIP, providerID: "hrobot://",
 			profile: core.ClusterProfile{ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "t"}},
@@ -86,20 +86,20 @@ func TestHetzner(t *testing.T) {
 		// The environment default exists from v1.29.0: an older controller ignores it.
 		"a default an older controller ignores": {status: ipVIP, providerID: "hcloud://",
 			profile: core.ClusterProfile{CCMVersion: "v1.28.2", ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "true"}},
-			snat:    core.Unknown, note: CodeValueIgnored, msg: "reads from v1.29.0 on; it is v1.28.2"},
+			snat:    core.Unknown, note: codeValueIgnored, msg: "reads from v1.29.0 on; it is v1.28.2"},
 		"a profile value the controller refuses at start": {status: ipVIP, providerID: "hcloud://",
 			profile: core.ClusterProfile{ControllerSettings: map[string]string{envHetznerUsesProxyProtocol: "yes"}},
-			snat:    core.Unknown, note: CodeValueRejected, msg: "refuses at start"},
+			snat:    core.Unknown, note: codeValueRejected, msg: "refuses at start"},
 		// The release from the controller's image: v1.29.1 already publishes Proxy for the
 		// default, so a VIP status means the default is not on.
 		"the controller's release from its image": {ann: map[string]string{annHetznerProxyProtocol: "true"}, status: ipVIP, extra: []runtime.Object{ccm("v1.20.0")},
 			snat: core.Yes, header: core.Yes, remedy: core.ThroughLB, to: "to v1.21.0 or later (it is v1.20.0, from the image of Pod kube-system/hccm)"},
 		"a release that publishes Proxy: no upgrade, the status lags": {ann: map[string]string{annHetznerProxyProtocol: "true"}, status: ipVIP,
-			profile: core.ClusterProfile{CCMVersion: "v1.35.0"}, snat: core.Yes, header: core.Yes, note: CodeCCMLagging, msg: "v1.35.0 (the profile's ccmVersion)"},
+			profile: core.ClusterProfile{CCMVersion: "v1.35.0"}, snat: core.Yes, header: core.Yes, note: codeCCMLagging, msg: "v1.35.0 (the profile's ccmVersion)"},
 		"an HTTPS listener ends TLS": {ann: map[string]string{annHetznerProtocol: "HTTPS"}, status: ipVIP,
 			snat: core.Yes, tls: core.Yes},
 		"protocol udp is rejected": {ann: map[string]string{annHetznerProtocol: "udp"}, status: ipVIP,
-			snat: core.Unknown, note: CodeValueRejected, msg: "load-balancer.hetzner.cloud/protocol: \"udp\""},
+			snat: core.Unknown, note: codeValueRejected, msg: "load-balancer.hetzner.cloud/protocol: \"udp\""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			svc := cloudService("web", tc.ann, "TCP", tc.status)

@@ -66,8 +66,8 @@ func TestLinode(t *testing.T) {
 	}{
 		"PROXY v2: hostname-only":            {ann: map[string]string{annLinodeDefaultProxy: "v2"}, remedy: core.ThroughLB},
 		"hostname-only 1 is on: status lags": {ann: map[string]string{annLinodeDefaultProxy: "v2", annLinodeHostnameOnly: "1"}, remedy: core.RemedyNone},
-		"the controller's default is on":     {ann: map[string]string{annLinodeDefaultProxy: "v2"}, profile: map[string]string{envLinodeHostnameOnly: "true"}, note: CodeCCMLagging},
-		"a value the controller refuses":     {ann: map[string]string{annLinodeDefaultProxy: "yes"}, note: CodeValueRejected},
+		"the controller's default is on":     {ann: map[string]string{annLinodeDefaultProxy: "v2"}, profile: map[string]string{envLinodeHostnameOnly: "true"}, note: codeCCMLagging},
+		"a value the controller refuses":     {ann: map[string]string{annLinodeDefaultProxy: "yes"}, note: codeValueRejected},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, _ := core.NewCluster(core.ClusterProfile{ProxyMode: core.ProxyModeIPTables, KubeProxyVersion: "v1.33.1", KubernetesVersion: "v1.33.1", ControllerSettings: tc.profile})

@@ -31,14 +31,14 @@ func TestOpenStack(t *testing.T) {
 		note    core.Code
 	}{
 		"v2, release unknown: the upgrade":  {ann: map[string]string{annOpenStackProxyProtocol: "v2"}, snat: core.Yes, header: core.Yes, remedy: core.ThroughLB, offer: "openstack/" + fixUpgradeCCM},
-		"v2 before v1.31.0 is off":          {ann: map[string]string{annOpenStackProxyProtocol: "v2"}, profile: core.ClusterProfile{CCMVersion: "v1.30.2"}, snat: core.Unknown, header: core.Unknown, note: CodeValueIgnored},
-		"True is off, silently":             {ann: map[string]string{annOpenStackProxyProtocol: "True"}, snat: core.Unknown, header: core.Unknown, note: CodeValueIgnored},
+		"v2 before v1.31.0 is off":          {ann: map[string]string{annOpenStackProxyProtocol: "v2"}, profile: core.ClusterProfile{CCMVersion: "v1.30.2"}, snat: core.Unknown, header: core.Unknown, note: codeValueIgnored},
+		"True is off, silently":             {ann: map[string]string{annOpenStackProxyProtocol: "True"}, snat: core.Unknown, header: core.Unknown, note: codeValueIgnored},
 		"true on v1.29: the upgrade":        {ann: map[string]string{annOpenStackProxyProtocol: "true"}, profile: core.ClusterProfile{CCMVersion: "v1.29.1"}, snat: core.Yes, header: core.Yes, remedy: core.ThroughLB, offer: "openstack/" + fixUpgradeCCM},
 		"enable-ingress-hostname: no Proxy": {ann: map[string]string{annOpenStackProxyProtocol: "true"}, profile: core.ClusterProfile{ControllerSettings: map[string]string{settingOpenStackIngressHostname: "True"}}, snat: core.Yes, header: core.Yes},
 		// An HTTP listener: the client's address only in X-Forwarded-For, ipMode still VIP.
 		"x-forwarded-for": {ann: map[string]string{annOpenStackXFF: "true"}, snat: core.Yes, header: core.Unknown, remedy: core.RemedyNone},
 		"x-forwarded-for with the PROXY protocol is refused": {ann: map[string]string{annOpenStackXFF: "true", annOpenStackProxyProtocol: "v1"},
-			snat: core.Unknown, header: core.Unknown, note: CodeValueRejected},
+			snat: core.Unknown, header: core.Unknown, note: codeValueRejected},
 		"lb-provider ovn passes through": {profile: core.ClusterProfile{ControllerSettings: map[string]string{settingOpenStackProvider: "ovn"}}, snat: core.No, header: core.Unknown, remedy: core.RemedyNone},
 		"lb-provider amphora proxies":    {profile: core.ClusterProfile{ControllerSettings: map[string]string{settingOpenStackProvider: "amphora"}}, snat: core.Yes, header: core.Unknown, remedy: core.RemedyNone},
 		"lb-provider unseen":             {snat: core.Unknown, header: core.Unknown, note: CodeCloudDefaultUnseen},

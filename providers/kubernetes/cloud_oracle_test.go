@@ -63,9 +63,9 @@ func TestOracle(t *testing.T) {
 		"NLB in capitals, Local: no preservation": {ann: map[string]string{annOCILBType: "NLB", annOCIIngressIPMode: "proxy"},
 			etp: corev1.ServiceExternalTrafficPolicyLocal, snat: core.Yes, remedy: core.RemedyNone},
 		"NLB, Cluster, is-preserve-source set: refused": {ann: map[string]string{annOCILBType: "nlb", annOCINLBPreserveSource: "true", annOCIIngressIPMode: "proxy"},
-			snat: core.Unknown, note: CodeValueRejected},
+			snat: core.Unknown, note: codeValueRejected},
 		"LB: a proxy":                      {ann: map[string]string{annOCIIngressIPMode: "Proxy"}, snat: core.Yes, remedy: core.RemedyNone},
-		"an ipMode the controller refuses": {ann: map[string]string{annOCIIngressIPMode: "garbage"}, snat: core.Yes, note: CodeValueRejected},
+		"an ipMode the controller refuses": {ann: map[string]string{annOCIIngressIPMode: "garbage"}, snat: core.Yes, note: codeValueRejected},
 	} {
 		t.Run(name, func(t *testing.T) {
 			svc := cloudService("web", tc.ann, "TCP", corev1.LoadBalancerIngress{IP: "10.0.0.20", IPMode: &proxy})

@@ -56,8 +56,8 @@ func TestScaleway(t *testing.T) {
 		"send-proxy-v2 1 every port": {ann: map[string]string{annScalewaySendProxyV2: "1"}, header: core.Yes, mode: corev1.LoadBalancerIPModeProxy},
 		"v1 1 is port 1":             {ann: map[string]string{annScalewayProxyV1: "1"}, header: core.Unknown},
 		"ip-mode VIP over PROXY":     {ann: map[string]string{annScalewayProxyV2: "*", annScalewayIPMode: "VIP"}, header: core.Yes, mode: corev1.LoadBalancerIPModeVIP},
-		"ip-mode proxy is refused":   {ann: map[string]string{annScalewayIPMode: "proxy"}, header: core.Unknown, note: CodeValueRejected},
-		"yes is refused":             {ann: map[string]string{annScalewayProxyV1: "yes"}, header: core.Unknown, note: CodeValueRejected},
+		"ip-mode proxy is refused":   {ann: map[string]string{annScalewayIPMode: "proxy"}, header: core.Unknown, note: codeValueRejected},
+		"yes is refused":             {ann: map[string]string{annScalewayProxyV1: "yes"}, header: core.Unknown, note: codeValueRejected},
 	} {
 		t.Run(name, func(t *testing.T) {
 			svc := cloudService("web", tc.ann, "TCP", ipVIP)

@@ -130,7 +130,7 @@ func TestCloudRows(t *testing.T) {
 		"AWS CCM Classic": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}, "TCP", awsHost),
 			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeCloudAWSCLB},
 		"GKE internal passthrough": {svc: cloudService("a", map[string]string{"networking.gke.io/load-balancer-type": "Internal"}, "TCP", ipVIP),
-			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		// The Alibaba case: intercepted, the header never comes; the hostname is the
 		// documented fix, but the CLB passes the client through, so through it a same-node
 		// client can loop: the least-failing path, tentatively.
@@ -138,27 +138,27 @@ func TestCloudRows(t *testing.T) {
 			annAlibabaProxyProto: "on", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.No, remedy: core.ThroughLB, tentative: true, code: core.CodeDecideFailsLeast},
 		"DigitalOcean PROXY protocol, named": {svc: cloudService("a", map[string]string{annDOType: doRegional, annDOProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferHostname},
 		"Scaleway PROXY protocol": {svc: cloudService("a", map[string]string{annScalewayProxyV2: "true"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferHostname},
 		"Oracle LB PROXY protocol": {svc: cloudService("a", map[string]string{annOCIProxyProtocolVersion: "2"}, "TCP", ipVIP),
 			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferOCIIPMode},
 		"Hetzner PROXY protocol, older CCM publishing VIP": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferHostname},
 		"OpenStack PROXY protocol, older OCCM publishing VIP": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2", annExternalDNS: "a.example.com"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferHostname},
 		"GKE external passthrough": {svc: func() *corev1.Service {
 			s := cloudService("a", nil, "TCP", ipVIP)
 			s.Spec.LoadBalancerClass = ptr("networking.gke.io/l4-regional-external")
 			return s
-		}(), risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+		}(), risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		"Azure internal Standard LB": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}, "TCP", ipVIP),
-			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		// Floating IP off sends to the NodePort instead of the frontend IP; the source is still
 		// the client's and the status still an IP, which the nodes intercept.
 		"Azure external, floating IP off": {svc: cloudService("a", map[string]string{"service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip": "true"}, "TCP", ipVIP),
 			providerID: "azure:///subscriptions/s/resourceGroups/r/providers/Microsoft.Compute/virtualMachines/",
-			risk:       core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+			risk:       core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		// A backend that needs the LB on GKE: the controller publishes VIP only, so the generic
 		// "publish ipMode Proxy" is unsupported there and nothing else is offered.
 		"GKE, backends need TLS from the LB": {svc: cloudService("a", map[string]string{"networking.gke.io/load-balancer-type": "Internal", "loopguard.io/backend-expects": "tls"}, "TCP", ipVIP),
@@ -177,39 +177,39 @@ func TestCloudRows(t *testing.T) {
 		// Linode publishes the NodeBalancer's hostname and IP in one entry; hostname-only-ingress
 		// drops the IP, and needs no DNS name.
 		"Linode PROXY protocol": {svc: cloudService("a", map[string]string{annLinodeDefaultProxy: "v2"}, "TCP", linodeStatus), providerID: "linode://",
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferHostname},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferHostname},
 		// Hetzner (v1.21.0+) and OpenStack (v1.30.0+) publish ipMode Proxy by themselves with the
 		// PROXY protocol: a VIP status with it on is an older controller.
 		"Hetzner PROXY protocol, older CCM, no name": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferCCMUpgrade},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferCCMUpgrade},
 		"OpenStack PROXY protocol, older OCCM, no name": {svc: cloudService("a", map[string]string{annOpenStackProxyProtocol: "v2"}, "TCP", ipVIP),
-			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: CodeOfferCCMUpgrade},
+			risk: core.RiskAtRisk, symptom: core.SymptomProtocolError, snat: core.Yes, remedy: core.ThroughLB, code: codeOfferCCMUpgrade},
 		"Hetzner PROXY protocol, current CCM publishing Proxy": {svc: cloudService("a", map[string]string{annHetznerProxyProtocol: "true"}, "TCP",
 			corev1.LoadBalancerIngress{IP: "10.0.0.20", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}),
 			risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone},
 		"Linode NodeBalancer is a proxy": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "192-0-2-1.ip.linodeusercontent.com"}), providerID: "linode://",
-			snat: core.Yes, code: CodeCloudDefault},
+			snat: core.Yes, code: codeCloudDefault},
 		"MetalLB: the nodes announce, kube-proxy intercepts": {svc: cloudService("a", map[string]string{"metallb.universe.tf/address-pool": "lan"}, "TCP", ipVIP),
-			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+			risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		"kube-vip class": {svc: func() *corev1.Service {
 			s := cloudService("a", nil, "TCP", ipVIP)
 			s.Spec.LoadBalancerClass = ptr("kube-vip.io/kube-vip-class")
 			return s
-		}(), snat: core.No, code: CodeCloudDefault},
-		"Cilium LB IPAM": {svc: cloudService("a", map[string]string{"lbipam.cilium.io/ips": "10.0.0.20"}, "TCP", ipVIP), snat: core.No, code: CodeCloudDefault},
+		}(), snat: core.No, code: codeCloudDefault},
+		"Cilium LB IPAM": {svc: cloudService("a", map[string]string{"lbipam.cilium.io/ips": "10.0.0.20"}, "TCP", ipVIP), snat: core.No, code: codeCloudDefault},
 		// The Exoscale NLB passes the client through (docs/service-loadbalancer.md); a
 		// hostname status is not intercepted, so an in-cluster client can loop.
 		"Exoscale NLB passes the client through": {svc: cloudService("a", nil, "TCP", corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), providerID: "exoscale://",
-			risk: core.RiskUnknown, symptom: core.SymptomIntermittent, snat: core.No, code: CodeCloudDefault},
+			risk: core.RiskUnknown, symptom: core.SymptomIntermittent, snat: core.No, code: codeCloudDefault},
 		// IBM Cloud VPC (ibm-cloud-docs/containers vpc-lbaas.md; IBM-Cloud/cloud-provider-ibm
 		// pkg/vpcctl): the default VPC ALB is a proxy published by its hostname; "nlb" makes a
 		// VPC NLB, which keeps the client's address and is published as an IP.
 		"IBM VPC ALB (the default) is a proxy behind its hostname": {svc: cloudService("a", map[string]string{annIBMIPType: "private"}, "TCP", ibmALBStatus),
-			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCloudDefault},
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeCloudDefault},
 		"IBM VPC ALB with the PROXY protocol: the hostname reaches the ALB and its header": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "proxy-protocol"}, "TCP", ibmALBStatus),
-			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: CodeCCMProxyProtocol},
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.Yes, remedy: core.RemedyNone, code: codeCCMProxyProtocol},
 		"IBM VPC NLB passes the client through; the nodes intercept its IP": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "nlb", annIBMIPType: "private"}, "TCP", ipVIP),
-			providerID: ibmProviderID, risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: CodeCloudDefault},
+			providerID: ibmProviderID, risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone, code: codeCloudDefault},
 		// An NLB's pools never carry the PROXY protocol (vpc_sdk_base.go), so no header is expected.
 		"IBM VPC NLB asked for the PROXY protocol: no header, nothing fails": {svc: cloudService("a", map[string]string{annIBMEnableFeatures: "nlb, proxy-protocol"}, "TCP", ipVIP),
 			providerID: ibmProviderID, risk: core.RiskNone, snat: core.No, remedy: core.RemedyNone},
@@ -394,7 +394,7 @@ func TestCCMIPMode(t *testing.T) {
 		by        core.Writer
 		to        string
 		tentative bool
-		// genericUnmet: the generic ipMode offer is unsupported with CodeCCMNoProxyIPMode.
+		// genericUnmet: the generic ipMode offer is unsupported with codeCCMNoProxyIPMode.
 		genericUnmet bool
 	}{
 		"DigitalOcean, no DNS name: the hostname, the name to be given": {svc: do, by: core.WriterUser, to: "do-loadbalancer-hostname", tentative: true, genericUnmet: true},
@@ -420,7 +420,7 @@ func TestCCMIPMode(t *testing.T) {
 			unmet := false
 			for _, o := range res.Offers {
 				for _, u := range o.Unmet {
-					unmet = unmet || o.Remedy == core.ThroughLB && u.Kind == core.PreconditionUnsupported && u.Reason.Code == CodeCCMNoProxyIPMode
+					unmet = unmet || o.Remedy == core.ThroughLB && u.Kind == core.PreconditionUnsupported && u.Reason.Code == codeCCMNoProxyIPMode
 				}
 			}
 			if unmet != tc.genericUnmet {

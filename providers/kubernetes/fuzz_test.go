@@ -144,7 +144,7 @@ func FuzzTranslate(f *testing.F) {
 		generic := tr.Offers[:0:0]
 		for _, o := range tr.Offers {
 			switch o.Reason.Code {
-			case codeOfferAWSClientIP, CodeOfferHostname, codeOfferOCIIPMode, CodeOfferIPModeAnnotation, CodeOfferCCMUpgrade, codeOfferAlibabaClientIP:
+			case codeOfferAWSClientIP, codeOfferHostname, codeOfferOCIIPMode, codeOfferIPModeAnnotation, codeOfferCCMUpgrade, codeOfferAlibabaClientIP:
 			default:
 				generic = append(generic, o)
 			}

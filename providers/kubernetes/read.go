@@ -37,21 +37,21 @@ func goBool(v string) (b, ok bool) {
 
 // Codes of the rules every unit's parser uses to say what its controller does with a value.
 const (
-	CodeValueRejected core.Code = "k8s-controller-rejects-value"
-	CodeValueIgnored  core.Code = "k8s-controller-ignores-value"
-	// CodeReleaseDecides: a fact differs between the controller's releases, and the release in
+	codeValueRejected core.Code = "k8s-controller-rejects-value"
+	codeValueIgnored  core.Code = "k8s-controller-ignores-value"
+	// codeReleaseDecides: a fact differs between the controller's releases, and the release in
 	// this cluster is not known.
-	CodeReleaseDecides core.Code = "k8s-controller-release-decides"
+	codeReleaseDecides core.Code = "k8s-controller-release-decides"
 )
 
 var (
-	ruleValueRejected = core.Rule{Code: CodeValueRejected,
+	ruleValueRejected = core.Rule{Code: codeValueRejected,
 		Summary: "The cloud's controller rejects this value (its parser returns an error): it applies nothing for the Service until the value is fixed, so the load balancer and the status stay as they were, and loopguard concludes nothing from the value.",
 		Source:  srcClouds}
-	ruleValueIgnored = core.Rule{Code: CodeValueIgnored,
+	ruleValueIgnored = core.Rule{Code: codeValueIgnored,
 		Summary: "The cloud's controller ignores this value and applies its default; loopguard reads the Service the same way.",
 		Source:  srcClouds}
-	ruleReleaseDecides = core.Rule{Code: CodeReleaseDecides,
+	ruleReleaseDecides = core.Rule{Code: codeReleaseDecides,
 		Summary: "What the cloud's controller does here changed between its releases, and the release this cluster runs is not known (the profile's ccmVersion, or the image tag of the controller's Pod in the inputs): the verdict is tentative and names the release that decides.",
 		Source:  srcClouds}
 )

@@ -4,45 +4,45 @@ import "github.com/loopguard/loopguard/core"
 
 // Codes of this dialect's rules; the dialect's Rules lists the rules themselves.
 const (
-	CodeNotProvisioned            core.Code = "k8s-not-provisioned"
-	CodeIPModeVIP                 core.Code = "k8s-ipmode-vip"
-	CodeIPModeDefaulted           core.Code = "k8s-ipmode-defaulted"
-	CodeIPModeProxy               core.Code = "k8s-ipmode-proxy"
-	CodeHostnameOnly              core.Code = "k8s-hostname-only"
-	CodeMixedEntries              core.Code = "k8s-mixed-entries"
-	CodeProxyModeUnknown          core.Code = "k8s-proxy-mode-unknown"
-	CodeKubeProxyVIP              core.Code = "k8s-kube-proxy-programs-vip"
-	CodeKubeProxyHonoursProxy     core.Code = "k8s-kube-proxy-honours-proxy"
-	CodeKubeProxyGateOff          core.Code = "k8s-kube-proxy-1.29-ignores-proxy"
-	CodeKubeProxyTooOld           core.Code = "k8s-kube-proxy-predates-ipmode"
-	CodeKubeProxySkewHonours      core.Code = "k8s-kube-proxy-skew-honours"
-	CodeKubeProxySkewIgnores      core.Code = "k8s-kube-proxy-skew-ignores"
-	CodeKubeProxySkewUnknown      core.Code = "k8s-kube-proxy-skew-unknown"
-	CodeKubeProxyVersionUnknown   core.Code = "k8s-kube-proxy-version-unknown"
-	CodeEBPFVIP                   core.Code = "k8s-ebpf-programs-vip"
-	CodeCiliumHonoursProxy        core.Code = "k8s-cilium-honours-proxy"
-	CodeCiliumTooOld              core.Code = "k8s-cilium-predates-ipmode"
-	CodeCilium1180                core.Code = "k8s-cilium-1.18.0-ignores-proxy"
-	CodeCiliumVersionUnknown      core.Code = "k8s-cilium-version-unknown"
-	CodeEBPFProxyUnknown          core.Code = "k8s-ebpf-ipmode-unknown"
-	CodeInterceptMasquerade       core.Code = "k8s-intercept-masquerade"
-	CodeIPVSProbe                 core.Code = "k8s-ipvs-lb-probe"
-	CodeScopeAnnotation           core.Code = "k8s-scope-annotation"
-	CodeScopeConflict             core.Code = "k8s-scope-conflict"
-	CodeScopeUndeclared           core.Code = "k8s-scope-undeclared"
-	CodeScopeValueUnknown         core.Code = "k8s-scope-value-unrecognised"
-	CodePrivateAddresses          core.Code = "k8s-private-addresses"
-	CodeProxyProtocolSNAT         core.Code = "k8s-proxy-protocol-lb-proxies"
-	CodeSNATConflict              core.Code = "k8s-lb-source-nat-conflict"
-	CodeSNATUndeclared            core.Code = "k8s-lb-source-nat-undeclared"
-	CodeIngressNoIPMode           core.Code = "k8s-ingress-no-ipmode"
-	CodeOfferInterceptVIP         core.Code = "k8s-offer-intercept-vip"
-	CodeVIPNeedsIP                core.Code = "k8s-vip-needs-ip"
-	CodeVIPBreaksProxyProtocol    core.Code = "k8s-vip-breaks-proxy-protocol"
-	CodeCCMProxyProtocol          core.Code = "k8s-ccm-proxy-protocol"
-	CodeIngressNginxProxyProtocol core.Code = "k8s-ingress-nginx-proxy-protocol"
-	CodeThroughLBNeedsProxy       core.Code = "k8s-through-lb-needs-proxy"
-	CodeNodeSeparationNeedsProxy  core.Code = "k8s-node-separation-needs-proxy"
+	codeNotProvisioned            core.Code = "k8s-not-provisioned"
+	codeIPModeVIP                 core.Code = "k8s-ipmode-vip"
+	codeIPModeDefaulted           core.Code = "k8s-ipmode-defaulted"
+	codeIPModeProxy               core.Code = "k8s-ipmode-proxy"
+	codeHostnameOnly              core.Code = "k8s-hostname-only"
+	codeMixedEntries              core.Code = "k8s-mixed-entries"
+	codeProxyModeUnknown          core.Code = "k8s-proxy-mode-unknown"
+	codeKubeProxyVIP              core.Code = "k8s-kube-proxy-programs-vip"
+	codeKubeProxyHonoursProxy     core.Code = "k8s-kube-proxy-honours-proxy"
+	codeKubeProxyGateOff          core.Code = "k8s-kube-proxy-1.29-ignores-proxy"
+	codeKubeProxyTooOld           core.Code = "k8s-kube-proxy-predates-ipmode"
+	codeKubeProxySkewHonours      core.Code = "k8s-kube-proxy-skew-honours"
+	codeKubeProxySkewIgnores      core.Code = "k8s-kube-proxy-skew-ignores"
+	codeKubeProxySkewUnknown      core.Code = "k8s-kube-proxy-skew-unknown"
+	codeKubeProxyVersionUnknown   core.Code = "k8s-kube-proxy-version-unknown"
+	codeEBPFVIP                   core.Code = "k8s-ebpf-programs-vip"
+	codeCiliumHonoursProxy        core.Code = "k8s-cilium-honours-proxy"
+	codeCiliumTooOld              core.Code = "k8s-cilium-predates-ipmode"
+	codeCilium1180                core.Code = "k8s-cilium-1.18.0-ignores-proxy"
+	codeCiliumVersionUnknown      core.Code = "k8s-cilium-version-unknown"
+	codeEBPFProxyUnknown          core.Code = "k8s-ebpf-ipmode-unknown"
+	codeInterceptMasquerade       core.Code = "k8s-intercept-masquerade"
+	codeIPVSProbe                 core.Code = "k8s-ipvs-lb-probe"
+	codeScopeAnnotation           core.Code = "k8s-scope-annotation"
+	codeScopeConflict             core.Code = "k8s-scope-conflict"
+	codeScopeUndeclared           core.Code = "k8s-scope-undeclared"
+	codeScopeValueUnknown         core.Code = "k8s-scope-value-unrecognised"
+	codePrivateAddresses          core.Code = "k8s-private-addresses"
+	codeProxyProtocolSNAT         core.Code = "k8s-proxy-protocol-lb-proxies"
+	codeSNATConflict              core.Code = "k8s-lb-source-nat-conflict"
+	codeSNATUndeclared            core.Code = "k8s-lb-source-nat-undeclared"
+	codeIngressNoIPMode           core.Code = "k8s-ingress-no-ipmode"
+	codeOfferInterceptVIP         core.Code = "k8s-offer-intercept-vip"
+	codeVIPNeedsIP                core.Code = "k8s-vip-needs-ip"
+	codeVIPBreaksProxyProtocol    core.Code = "k8s-vip-breaks-proxy-protocol"
+	codeCCMProxyProtocol          core.Code = "k8s-ccm-proxy-protocol"
+	codeIngressNginxProxyProtocol core.Code = "k8s-ingress-nginx-proxy-protocol"
+	codeThroughLBNeedsProxy       core.Code = "k8s-through-lb-needs-proxy"
+	codeNodeSeparationNeedsProxy  core.Code = "k8s-node-separation-needs-proxy"
 	CodeKeepCloudProxy            core.Code = "k8s-keep-cloud-proxy"
 )
 
@@ -71,128 +71,128 @@ const (
 
 // The dialect's rules. Codes are stable; docs/reasons.md lists them with these sources.
 var (
-	ruleNotProvisioned = core.Rule{Code: CodeNotProvisioned,
+	ruleNotProvisioned = core.Rule{Code: codeNotProvisioned,
 		Summary: "status.loadBalancer.ingress is empty: the load balancer is not provisioned yet, so which address clients use and whether nodes intercept it is not known.",
 		Source:  srcKEP}
-	ruleIPModeVIP = core.Rule{Code: CodeIPModeVIP,
+	ruleIPModeVIP = core.Rule{Code: codeIPModeVIP,
 		Summary: "An ingress entry with ip and ipMode VIP: the service proxy programs the LB IP on every node and rewrites in-cluster traffic to it before routing.",
 		Source:  srcKEP + "; " + srcDomain5}
-	ruleIPModeDefaulted = core.Rule{Code: CodeIPModeDefaulted,
+	ruleIPModeDefaulted = core.Rule{Code: codeIPModeDefaulted,
 		Summary: "An ingress entry with ip and no ipMode: the API server defaults ipMode to VIP, and dataplanes without KEP-1860 treat every LB IP as VIP.",
 		Source:  srcDefaults + "; " + srcKubeProxy}
-	ruleIPModeProxy = core.Rule{Code: CodeIPModeProxy,
+	ruleIPModeProxy = core.Rule{Code: codeIPModeProxy,
 		Summary: "An ingress entry with ipMode Proxy: a service proxy that honours it installs no rule for the LB IP, so in-cluster traffic is routed out to the load balancer.",
 		Source:  srcKEP + "; " + srcKubeProxy}
-	ruleHostnameOnly = core.Rule{Code: CodeHostnameOnly,
+	ruleHostnameOnly = core.Rule{Code: codeHostnameOnly,
 		Summary: "An ingress entry with only a hostname (AWS, DigitalOcean, Linode, Alibaba style): no node holds the address the name resolves to, so traffic always reaches the load balancer.",
 		Source:  srcDomain5 + "; " + srcKubeProxy + " (entries without ip are skipped)"}
-	ruleMixedEntries = core.Rule{Code: CodeMixedEntries,
+	ruleMixedEntries = core.Rule{Code: codeMixedEntries,
 		Summary: "The ingress entries disagree: clients that use some addresses are intercepted, clients that use the others reach the load balancer and can loop.",
 		Source:  srcKEP}
-	ruleProxyModeUnknown = core.Rule{Code: CodeProxyModeUnknown,
+	ruleProxyModeUnknown = core.Rule{Code: codeProxyModeUnknown,
 		Summary: "The service proxy mode is not declared (profile proxyMode: iptables, ipvs, nftables or ebpf), so whether nodes intercept LB IPs is not known.",
 		Source:  srcDomain5}
-	ruleKubeProxyVIP = core.Rule{Code: CodeKubeProxyVIP,
+	ruleKubeProxyVIP = core.Rule{Code: codeKubeProxyVIP,
 		Summary: "kube-proxy (iptables, nftables, ipvs) programs every VIP-mode LB IP; ipvs also binds it to kube-ipvs0.",
 		Source:  srcKubeProxy + "; " + srcIPVS}
-	ruleKubeProxyHonoursProxy = core.Rule{Code: CodeKubeProxyHonoursProxy,
+	ruleKubeProxyHonoursProxy = core.Rule{Code: codeKubeProxyHonoursProxy,
 		Summary: "kube-proxy 1.30 and later skips Proxy-mode LB IPs (LoadBalancerIPMode beta, on by default; GA in 1.32).",
 		Source:  srcGate + "; " + srcKubeProxy}
-	ruleKubeProxyGateOff = core.Rule{Code: CodeKubeProxyGateOff,
+	ruleKubeProxyGateOff = core.Rule{Code: codeKubeProxyGateOff,
 		Summary: "kube-proxy 1.29 has LoadBalancerIPMode alpha, off by default: it treats Proxy-mode LB IPs as VIP and intercepts them.",
 		Source:  srcGate + "; " + srcKubeProxy}
-	ruleKubeProxyTooOld = core.Rule{Code: CodeKubeProxyTooOld,
+	ruleKubeProxyTooOld = core.Rule{Code: codeKubeProxyTooOld,
 		Summary: "kube-proxy older than 1.29 does not know ipMode: it intercepts every LB IP, Proxy or not.",
 		Source:  srcGate + "; " + srcKubeProxy}
-	ruleKubeProxySkewHonours = core.Rule{Code: CodeKubeProxySkewHonours,
+	ruleKubeProxySkewHonours = core.Rule{Code: codeKubeProxySkewHonours,
 		Summary: "The kube-proxy version is not declared, but the control plane is new enough that even the oldest kube-proxy the skew policy allows honours Proxy.",
 		Source:  srcSkew + "; " + srcGate}
-	ruleKubeProxySkewIgnores = core.Rule{Code: CodeKubeProxySkewIgnores,
+	ruleKubeProxySkewIgnores = core.Rule{Code: codeKubeProxySkewIgnores,
 		Summary: "The kube-proxy version is not declared, but the control plane is older than 1.30, so kube-proxy is too (it must not be newer): it ignores Proxy and intercepts.",
 		Source:  srcSkew + "; " + srcGate}
-	ruleKubeProxySkewUnknown = core.Rule{Code: CodeKubeProxySkewUnknown,
+	ruleKubeProxySkewUnknown = core.Rule{Code: codeKubeProxySkewUnknown,
 		Summary: "The kube-proxy version is not declared and may lag the control plane by up to three minor versions, to a release that ignores Proxy and still intercepts; declare kubeProxyVersion.",
 		Source:  srcSkew + "; " + srcGate}
-	ruleKubeProxyVersionUnknown = core.Rule{Code: CodeKubeProxyVersionUnknown,
+	ruleKubeProxyVersionUnknown = core.Rule{Code: codeKubeProxyVersionUnknown,
 		Summary: "Neither kubeProxyVersion nor kubernetesVersion is declared: whether kube-proxy honours ipMode Proxy (1.30 and later) is not known.",
 		Source:  srcGate}
-	ruleEBPFVIP = core.Rule{Code: CodeEBPFVIP,
+	ruleEBPFVIP = core.Rule{Code: codeEBPFVIP,
 		Summary: "An eBPF service dataplane that replaces kube-proxy intercepts VIP-mode LB IPs itself.",
 		Source:  srcDomain5 + "; UNCONFIRMED for eBPF dataplanes other than Cilium"}
-	ruleCiliumHonoursProxy = core.Rule{Code: CodeCiliumHonoursProxy,
+	ruleCiliumHonoursProxy = core.Rule{Code: codeCiliumHonoursProxy,
 		Summary: "Cilium's kube-proxy replacement skips Proxy-mode LB IPs since 1.17 (except 1.18.0).",
 		Source:  srcCilium117 + "; " + srcCilium118}
-	ruleCiliumTooOld = core.Rule{Code: CodeCiliumTooOld,
+	ruleCiliumTooOld = core.Rule{Code: codeCiliumTooOld,
 		Summary: "Cilium older than 1.17 does not implement ipMode: it intercepts every LB IP, Proxy or not.",
 		Source:  srcCilium117}
-	ruleCilium1180 = core.Rule{Code: CodeCilium1180,
+	ruleCilium1180 = core.Rule{Code: codeCilium1180,
 		Summary: "Cilium 1.18.0 regressed and no longer skips Proxy-mode LB IPs: it intercepts them (fixed in 1.18.1).",
 		Source:  srcCilium118}
-	ruleCiliumVersionUnknown = core.Rule{Code: CodeCiliumVersionUnknown,
+	ruleCiliumVersionUnknown = core.Rule{Code: codeCiliumVersionUnknown,
 		Summary: "The Cilium version is not declared (profile dataplane.ciliumVersion): whether it honours ipMode Proxy (1.17+, not 1.18.0) is not known.",
 		Source:  srcCilium117 + "; " + srcCilium118}
-	ruleEBPFProxyUnknown = core.Rule{Code: CodeEBPFProxyUnknown,
+	ruleEBPFProxyUnknown = core.Rule{Code: codeEBPFProxyUnknown,
 		Summary: "An eBPF dataplane other than Cilium: whether it honours ipMode Proxy is not known.",
 		Source:  srcDomain5}
-	ruleInterceptMasquerade = core.Rule{Code: CodeInterceptMasquerade,
+	ruleInterceptMasquerade = core.Rule{Code: codeInterceptMasquerade,
 		Summary: "kube-proxy masquerades intercepted traffic to an LB IP when externalTrafficPolicy is Cluster: the backend sees a node address.",
 		Source:  srcMasq + "; dialect.KubeProxyMasquerades"}
-	ruleIPVSProbe = core.Rule{Code: CodeIPVSProbe,
+	ruleIPVSProbe = core.Rule{Code: codeIPVSProbe,
 		Summary: "In ipvs mode the LB IP is bound to kube-ipvs0 on every node; a load balancer whose health probes come from its own IP gets no replies and marks the nodes unhealthy.",
 		Source:  srcIPVSProbe}
 
-	ruleScopeAnnotation = core.Rule{Code: CodeScopeAnnotation,
+	ruleScopeAnnotation = core.Rule{Code: codeScopeAnnotation,
 		Summary: "A cloud's well-known annotation says whether the load balancer is internal or internet-facing.",
 		Source:  "kubernetes/website docs/concepts/services-networking/service.md (Internal load balancer) and each cloud's documentation (see the annotation table)"}
-	ruleScopeConflict = core.Rule{Code: CodeScopeConflict,
+	ruleScopeConflict = core.Rule{Code: codeScopeConflict,
 		Summary: "Cloud annotations on the object disagree about the load balancer's scope; it is left unknown (declare loopguard.io/lb-scope).",
 		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
-	ruleScopeUndeclared = core.Rule{Code: CodeScopeUndeclared,
+	ruleScopeUndeclared = core.Rule{Code: codeScopeUndeclared,
 		Summary: "No recognised cloud annotation says whether the load balancer is private; declare it with loopguard.io/lb-scope.",
 		Source:  srcOverride}
-	ruleScopeValueUnknown = core.Rule{Code: CodeScopeValueUnknown,
+	ruleScopeValueUnknown = core.Rule{Code: codeScopeValueUnknown,
 		Summary: "A cloud's scope annotation has a value loopguard does not recognise; it draws no conclusion from it.",
 		Source:  "providers/kubernetes scope.go (the internal-LB annotation table)"}
-	rulePrivateAddresses = core.Rule{Code: CodePrivateAddresses,
+	rulePrivateAddresses = core.Rule{Code: codePrivateAddresses,
 		Summary: "Every LB address in the status is in a private range (RFC 1918, RFC 6598, RFC 4193), which suggests a private load balancer; it is not taken as proof.",
 		Source:  "RFC 1918, RFC 6598, RFC 4193"}
 
-	ruleProxyProtocolSNAT = core.Rule{Code: CodeProxyProtocolSNAT,
+	ruleProxyProtocolSNAT = core.Rule{Code: codeProxyProtocolSNAT,
 		Summary: "PROXY protocol is on: the load balancer opens its own connection to the backend (the backend sees the LB's address, the client's in the PROXY header), and the CCM publishes Proxy so in-cluster clients go through it.",
 		Source:  srcClouds + "; " + srcDomain5 + "; UNCONFIRMED: source NAT is inferred from PROXY protocol, not stated by these CCMs"}
-	ruleSNATConflict = core.Rule{Code: CodeSNATConflict,
+	ruleSNATConflict = core.Rule{Code: codeSNATConflict,
 		Summary: "Cloud annotations on the object disagree about whether the LB replaces the source address; it is left unknown (declare loopguard.io/lb-source-nat).",
 		Source:  "providers/kubernetes snat.go (the source-NAT table)"}
-	ruleSNATUndeclared = core.Rule{Code: CodeSNATUndeclared,
+	ruleSNATUndeclared = core.Rule{Code: codeSNATUndeclared,
 		Summary: "A generic cloud does not say whether its load balancer replaces the client's source address; declare it with loopguard.io/lb-source-nat.",
 		Source:  srcOverride}
 
-	ruleIngressNoIPMode = core.Rule{Code: CodeIngressNoIPMode,
+	ruleIngressNoIPMode = core.Rule{Code: codeIngressNoIPMode,
 		Summary: "Ingress objects have no ipMode; loopguard assesses the ingress controller's LoadBalancer Service instead.",
 		Source:  srcIngress}
 
-	ruleOfferInterceptVIP = core.Rule{Code: CodeOfferInterceptVIP,
+	ruleOfferInterceptVIP = core.Rule{Code: codeOfferInterceptVIP,
 		Summary: "Publish status.loadBalancer.ingress[].ipMode: VIP so every node intercepts the LB IP; only the owner of the status (the cloud-controller-manager, or a CCM fork) can do it.",
 		Source:  srcKEP + "; docs/sources.md#design (adapters/cloudprovider)"}
-	ruleVIPNeedsIP = core.Rule{Code: CodeVIPNeedsIP,
+	ruleVIPNeedsIP = core.Rule{Code: codeVIPNeedsIP,
 		Summary: "The load balancer publishes only hostnames: there is no IP for nodes to intercept.",
 		Source:  srcKubeProxy + " (entries without ip are skipped)"}
-	ruleVIPBreaksProxyProtocol = core.Rule{Code: CodeVIPBreaksProxyProtocol,
+	ruleVIPBreaksProxyProtocol = core.Rule{Code: codeVIPBreaksProxyProtocol,
 		Summary: "The backends expect the PROXY protocol header from the load balancer; intercepted in-cluster traffic would arrive without it and fail.",
 		Source:  srcPPv}
-	ruleCCMProxyProtocol = core.Rule{Code: CodeCCMProxyProtocol,
+	ruleCCMProxyProtocol = core.Rule{Code: codeCCMProxyProtocol,
 		Summary: "The cloud-controller-manager's annotation turns on the PROXY protocol toward the backends: they expect its header on every connection.",
 		Source:  srcClouds + " (each cloud's row names the file its controller reads the annotation in)"}
-	ruleIngressNginxProxyProtocol = core.Rule{Code: CodeIngressNginxProxyProtocol,
+	ruleIngressNginxProxyProtocol = core.Rule{Code: codeIngressNginxProxyProtocol,
 		Summary: "ingress-nginx is configured with use-proxy-protocol: it expects a PROXY protocol header on every connection to this Service's ports.",
 		Source:  srcIngressNginxProxy}
-	ruleThroughLBNeedsProxy = core.Rule{Code: CodeThroughLBNeedsProxy,
+	ruleThroughLBNeedsProxy = core.Rule{Code: codeThroughLBNeedsProxy,
 		Summary: "Publishing ipMode Proxy stops the interception only where the dataplane honours it (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 	ruleKeepCloudProxy = core.Rule{Code: CodeKeepCloudProxy,
 		Summary: "The cloud published ipMode Proxy; loopguard turns it into VIP only when it knows nothing behind the load balancer needs the load balancer (no PROXY protocol, no TLS ended there, no layer-7 rules): declare loopguard.io/backend-expects: none to allow it.",
 		Source:  "docs/ccm.md#the-clouds-proxy-stands; " + srcClouds}
-	ruleNodeSeparationNeedsProxy = core.Rule{Code: CodeNodeSeparationNeedsProxy,
+	ruleNodeSeparationNeedsProxy = core.Rule{Code: codeNodeSeparationNeedsProxy,
 		Summary: "Node separation keeps traffic on the load balancer: the dataplane must honour ipMode Proxy (kube-proxy 1.30+, Cilium 1.17+ but not 1.18.0).",
 		Source:  srcGate + "; " + srcCilium117 + "; " + srcCilium118}
 )
@@ -221,53 +221,53 @@ const (
 	// files and the release read.
 	srcClouds = "docs/clouds.md"
 
-	CodeCloudDetected     core.Code = "k8s-cloud-detected"
-	CodeCloudDefault      core.Code = "k8s-cloud-lb-default"
-	CodeOfferHostname     core.Code = "k8s-offer-hostname-status"
-	CodeHostnameNeedsName core.Code = "k8s-hostname-needs-dns-name"
-	// CodeCCMNoProxyIPMode: the cloud's controller does not publish ipMode Proxy for this
+	codeCloudDetected     core.Code = "k8s-cloud-detected"
+	codeCloudDefault      core.Code = "k8s-cloud-lb-default"
+	codeOfferHostname     core.Code = "k8s-offer-hostname-status"
+	codeHostnameNeedsName core.Code = "k8s-hostname-needs-dns-name"
+	// codeCCMNoProxyIPMode: the cloud's controller does not publish ipMode Proxy for this
 	// Service, so the generic offer is unsupported there (the unit's ccmIPMode).
-	CodeCCMNoProxyIPMode      core.Code = "k8s-ccm-publishes-no-proxy-ipmode"
-	CodeOfferIPModeAnnotation core.Code = "k8s-offer-ccm-ipmode-annotation"
-	CodeOfferCCMUpgrade       core.Code = "k8s-offer-ccm-upgrade-ipmode"
+	codeCCMNoProxyIPMode      core.Code = "k8s-ccm-publishes-no-proxy-ipmode"
+	codeOfferIPModeAnnotation core.Code = "k8s-offer-ccm-ipmode-annotation"
+	codeOfferCCMUpgrade       core.Code = "k8s-offer-ccm-upgrade-ipmode"
 	// CodeCloudDefaultUnseen: the cloud's default for this Service depends on a setting the
 	// inputs do not show.
 	CodeCloudDefaultUnseen core.Code = "k8s-cloud-default-unseen"
-	CodeCloudL7            core.Code = "k8s-cloud-lb-layer7"
-	// CodeCCMLagging: the controller's release publishes the ipMode the status lacks; the
+	codeCloudL7            core.Code = "k8s-cloud-lb-layer7"
+	// codeCCMLagging: the controller's release publishes the ipMode the status lacks; the
 	// status is older than its last reconcile.
-	CodeCCMLagging core.Code = "k8s-ccm-status-lags"
+	codeCCMLagging core.Code = "k8s-ccm-status-lags"
 	// CodeUserIPMode: the Service's own annotation sets the ipMode its cloud's controller
 	// publishes (UserIPMode).
 	CodeUserIPMode core.Code = "k8s-user-ipmode"
 )
 
 var (
-	ruleCloudDetected = core.Rule{Code: CodeCloudDetected,
+	ruleCloudDetected = core.Rule{Code: codeCloudDetected,
 		Summary: "The cloud was recognised from the Service's loadBalancerClass, a cloud-specific annotation, or every Node's spec.providerID; its row of the fact table applies.",
 		Source:  srcClouds}
-	ruleCloudDefault = core.Rule{Code: CodeCloudDefault,
+	ruleCloudDefault = core.Rule{Code: codeCloudDefault,
 		Summary: "The cloud's documented default: its load balancer either replaces the client's address (a proxy) or passes it through.",
 		Source:  srcClouds}
-	ruleOfferHostname = core.Rule{Code: CodeOfferHostname,
+	ruleOfferHostname = core.Rule{Code: codeOfferHostname,
 		Summary: "The cloud's hostname annotation makes its CCM publish a hostname instead of the IP, so no node intercepts the address and in-cluster traffic reaches the load balancer (and its PROXY header).",
 		Source:  srcClouds}
-	ruleHostnameNeedsName = core.Rule{Code: CodeHostnameNeedsName,
+	ruleHostnameNeedsName = core.Rule{Code: codeHostnameNeedsName,
 		Summary: "The hostname annotation needs a DNS name that resolves to the load balancer; none is known (external-dns.alpha.kubernetes.io/hostname names one).",
 		Source:  srcClouds}
-	ruleCCMNoProxyIPMode = core.Rule{Code: CodeCCMNoProxyIPMode,
+	ruleCCMNoProxyIPMode = core.Rule{Code: codeCCMNoProxyIPMode,
 		Summary: "The cloud's own cloud-controller-manager does not publish ipMode Proxy for this Service (its source says when it does, if ever), so publishing it takes a fork of the controller; the cloud's own knobs are offered instead.",
 		Source:  srcClouds}
-	ruleOfferIPModeAnnotation = core.Rule{Code: CodeOfferIPModeAnnotation,
+	ruleOfferIPModeAnnotation = core.Rule{Code: codeOfferIPModeAnnotation,
 		Summary: "The cloud's controller reads an annotation for the ipMode: setting it to Proxy makes it publish ipMode Proxy, so in-cluster traffic goes through the load balancer (the dataplane must honour Proxy).",
 		Source:  srcClouds}
-	ruleOfferCCMUpgrade = core.Rule{Code: CodeOfferCCMUpgrade,
+	ruleOfferCCMUpgrade = core.Rule{Code: codeOfferCCMUpgrade,
 		Summary: "The cloud's controller publishes ipMode Proxy by itself while the PROXY protocol is on, since the release named; a status with VIP comes from an older one: upgrading it is the fix (the dataplane must honour Proxy).",
 		Source:  srcClouds}
-	ruleCloudL7 = core.Rule{Code: CodeCloudL7,
+	ruleCloudL7 = core.Rule{Code: codeCloudL7,
 		Summary: "The cloud's load-balancer listener is an HTTP(S) proxy for this Service: it opens its own connection to the backend (the client's address at most in X-Forwarded-For), and with HTTPS it ends TLS, so the backends speak plain HTTP.",
 		Source:  srcClouds}
-	ruleCCMLagging = core.Rule{Code: CodeCCMLagging,
+	ruleCCMLagging = core.Rule{Code: codeCCMLagging,
 		Summary: "The cloud's controller, at the release the inputs state, publishes ipMode Proxy by itself for this Service; the status with VIP predates its reconcile (or the controller fails to reconcile the Service: see its Events), so no upgrade is offered.",
 		Source:  srcClouds}
 	ruleUserIPMode = core.Rule{Code: CodeUserIPMode,

@@ -132,7 +132,7 @@ func TestBareMetalNoProxyIPMode(t *testing.T) {
 			found := false
 			for _, o := range res.Offers {
 				for _, u := range o.Unmet {
-					found = found || o.Remedy == core.ThroughLB && u.Kind == core.PreconditionUnsupported && u.Reason.Code == CodeCCMNoProxyIPMode &&
+					found = found || o.Remedy == core.ThroughLB && u.Kind == core.PreconditionUnsupported && u.Reason.Code == codeCCMNoProxyIPMode &&
 						strings.Contains(u.Reason.Message, "no load balancer in front of the nodes")
 				}
 			}
