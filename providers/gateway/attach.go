@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,21 +50,6 @@ func PolicyTargetsListenerSet(policy, listenerSet *unstructured.Unstructured) bo
 func ListenerSetParent(listenerSet *unstructured.Unstructured) (types.NamespacedName, bool) {
 	return parentOf(listenerSet)
 }
-
-// ContourConfigurationGateway is the Gateway whose provisioned Contour reads a
-// ContourConfiguration: Contour's gateway provisioner names it contourconfig-<gateway> in the
-// Gateway's namespace (internal/provisioner/model/names.go ContourConfigurationName, v1.33.6).
-func ContourConfigurationGateway(cc metav1.Object) (types.NamespacedName, bool) {
-	name, ok := strings.CutPrefix(cc.GetName(), contourConfigPrefix)
-	if !ok || name == "" {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: cc.GetNamespace(), Name: name}, true
-}
-
-// contourConfigPrefix starts the name of the ContourConfiguration Contour's provisioner makes
-// for a Gateway.
-const contourConfigPrefix = "contourconfig-"
 
 // gatewayRef is enough of a Gateway to name it in an error.
 func gatewayRef(gw metav1.Object) *gwv1.Gateway {

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -31,19 +29,13 @@ type Options struct {
 	IstioNamespace string
 }
 
+// withDefaults fills every option a unit reads with its default.
 func (o Options) withDefaults() Options {
-	if o.EnvoyGatewayNamespace == "" {
-		o.EnvoyGatewayNamespace = DefaultEnvoyGatewayNamespace
-	}
-	if o.IstioNamespace == "" {
-		o.IstioNamespace = DefaultIstioNamespace
+	for _, u := range units {
+		u.defaults(&o)
 	}
 	return o
 }
-
-// DefaultEnvoyGatewayNamespace is Envoy Gateway's default namespace (its Helm chart's and
-// quickstart's).
-const DefaultEnvoyGatewayNamespace = "envoy-gateway-system"
 
 // Dialect is a core.Dialect that reads Gateways and hands every other object, and the Service
 // a Gateway's implementation generated, to the wrapped dialect. It is safe for concurrent use
@@ -161,11 +153,11 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 				Msg:    fmt.Sprintf("generated for Gateway %s/%s (%s); assessed as that Gateway", o.Namespace, o.Name, o.By),
 				Reason: ruleOwnedService.Reason()}
 		}
-		if class, ok := MergedClassOf(svc); ok && c != nil {
+		if class, by, _, ok := classServiceOf(svc); ok && c != nil {
 			if gws := gatewaysOfClass(c, class); len(gws) > 0 {
 				return nil, &core.KindError{Kind: core.ErrNotExposed, Object: core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
-					Msg: fmt.Sprintf("generated for every Gateway of GatewayClass %s (label %s, the EnvoyProxy's mergeGateways); assessed as Gateway %s",
-						class, labelEGOwningClass, strings.Join(gws, ", ")),
+					Msg: fmt.Sprintf("generated for every Gateway of GatewayClass %s (%s); assessed as Gateway %s",
+						class, by, strings.Join(gws, ", ")),
 					Reason: ruleOwnedService.Reason()}
 			}
 		}
@@ -191,36 +183,55 @@ func classOf(c *core.Cluster, name string) *unstructured.Unstructured {
 type view struct {
 	gw    *gwv1.Gateway
 	class *unstructured.Unstructured
-	impl  Implementation
+	// unit is the Gateway's implementation's; nil when it is not known.
+	unit unit
 	// svc is the generated Service, or the one the implementation would generate.
 	svc         *corev1.Service
 	synthesized bool
 	owner       Owner
-	// envoyProxy is Envoy Gateway's EnvoyProxy for this Gateway, when known.
-	envoyProxy *unstructured.Unstructured
-	// contourDeployment is the ContourDeployment of the Gateway's class, when known.
-	contourDeployment *unstructured.Unstructured
-	// gatewayParameters is kgateway's spec.kube.service for this Gateway, when known.
-	gatewayParameters map[string]any
-	// nginxProxies are NGINX Gateway Fabric's NginxProxies for this Gateway, its own first.
-	nginxProxies []*unstructured.Unstructured
-	// published: the Service is the implementation's own (Traefik's), not generated for the
-	// Gateway; nothing rewrites it from the Gateway, so its fixes stay on it.
+	// published: the Service is the implementation's own (unit.published), not generated for
+	// the Gateway; nothing rewrites it from the Gateway, so its fixes stay on it.
 	published bool
-	// merged: Envoy Gateway's one Service for every Gateway of the class (mergeGateways).
-	merged  bool
-	traefik *traefikConfig
-	// istio are the ConfigMaps of an Istio Gateway's class defaults and
-	// spec.infrastructure.parametersRef, those known.
-	istio *istioParameters
-	// cilium is spec.service of the class's CiliumGatewayClassConfig, when known.
-	cilium map[string]any
+	// shared: the Service is the one the implementation generates for every Gateway of the
+	// class (unit.classService, unit.sharedByClass).
+	shared bool
+	// cfg is what the unit's read found: its own objects that configure the Gateway.
+	cfg any
 	// listeners are the Gateway's own and those of the ListenerSets attached to it (sets), in
 	// the order Gateway API merges them.
 	listeners []listener
 	sets      listenerSets
 	// err is bad input look found in what the Gateway names (its ListenerSets).
 	err error
+}
+
+// impl is the Gateway's implementation.
+func (v *view) impl() Implementation {
+	if v.unit == nil {
+		return ImplementationUnknown
+	}
+	return v.unit.id()
+}
+
+// reader is the unit that reads the Gateway's settings: its own, or, for a Gateway whose
+// implementation is not known, the unit that reads such Gateways' policies.
+func (v *view) reader() unit {
+	if v.unit != nil {
+		return v.unit
+	}
+	for _, u := range units {
+		if u.readsUnknown() {
+			return u
+		}
+	}
+	return nil
+}
+
+// read asks the Gateway's unit for its own objects that configure the Gateway.
+func (v *view) read(c *core.Cluster, o Options) {
+	if c != nil && v.unit != nil {
+		v.unit.read(v, c, o)
+	}
 }
 
 // look gathers the Gateway's class, implementation and Service.
@@ -237,36 +248,32 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 	} else {
 		v.sets, v.listeners = sets, ls
 	}
-	if v.class != nil {
-		name, _, _ := unstructured.NestedString(v.class.Object, "spec", "controllerName")
-		v.impl = ImplementationOf(name)
-	}
+	v.unit = unitOfClass(v.class)
 	var candidates []*corev1.Service
 	if c != nil {
 		for _, owned := range ownedServices(c)[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}] {
 			candidates = append(candidates, owned.svc)
-			if v.impl == ImplementationUnknown {
-				v.impl = owned.owner.Implementation
+			if v.unit == nil {
+				v.unit = unitOf(owned.owner.Implementation)
 			}
 			v.owner = owned.owner
 		}
-	}
-	v.readParams(c, &d.opts)
-	if len(candidates) == 0 && c != nil && (v.impl == EnvoyGateway || v.impl == ImplementationUnknown) {
-		class := string(gw.Spec.GatewayClassName)
-		for _, s := range mergedServices(c)[class] {
-			candidates = append(candidates, s)
-			v.impl, v.merged = EnvoyGateway, true
-			v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: EnvoyGateway,
-				By: fmt.Sprintf("label %s: %s, one Service for every Gateway of the class (the EnvoyProxy's mergeGateways)", labelEGOwningClass, class)}
-		}
-		if v.merged {
-			v.envoyProxy = nil
-			v.readParams(c, &d.opts)
+		if len(candidates) == 0 {
+			class := string(gw.Spec.GatewayClassName)
+			for _, cs := range classServices(c)[class] {
+				if v.unit != nil && v.unit != cs.u {
+					continue
+				}
+				candidates = append(candidates, cs.svc)
+				v.unit, v.shared = cs.u, true
+				v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: cs.u.id(),
+					By: fmt.Sprintf("%s: %s, one Service for every Gateway of the class", cs.by, class)}
+			}
 		}
 	}
-	if !v.merged && v.impl == EnvoyGateway && v.envoyProxy != nil && mergeGatewaysOn(v.envoyProxy) {
-		v.merged = true
+	v.read(c, d.opts)
+	if !v.shared && v.unit != nil && v.unit.sharedByClass(v) {
+		v.shared = true
 	}
 	// An implementation may generate more than one Service; the LoadBalancer one is the
 	// exposure.
@@ -277,12 +284,10 @@ func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
 		v.svc = candidates[0]
 		return v
 	}
-	if v.impl == Traefik && c != nil {
-		svc, tc, by := traefikService(v, c)
-		v.traefik = tc
-		if svc != nil {
+	if v.unit != nil && c != nil {
+		if svc, by := v.unit.published(v, c); svc != nil {
 			v.svc, v.published = svc, true
-			v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: Traefik, By: by}
+			v.owner = Owner{Namespace: gw.Namespace, Name: gw.Name, Implementation: v.unit.id(), By: by}
 			return v
 		}
 	}
@@ -327,142 +332,8 @@ func (d *Dialect) synthesize(v *view) *corev1.Service {
 		seen[key] = true
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: string(l.Name), Protocol: proto, Port: int32(l.Port), TargetPort: intstr.FromInt32(int32(l.Port))})
 	}
-	switch v.impl {
-	case EnvoyGateway:
-		// internal/infrastructure/kubernetes/proxy/resource_provider.go: the Service is in
-		// Envoy Gateway's namespace, labelled with the owning Gateway; externalTrafficPolicy
-		// defaults to Local (api/v1alpha1/kubernetes_helpers.go); EnvoyProxy's envoyService
-		// annotations and labels are copied over the Gateway's.
-		svc.Namespace = d.opts.EnvoyGatewayNamespace
-		svc.Name = envoyServiceName(gw.Namespace, gw.Name)
-		svc.Labels[labelEGOwningName] = gw.Name
-		svc.Labels[labelEGOwningNamespace] = gw.Namespace
-		if v.merged {
-			// The class's one Service, named after the class (translator.go IRKey).
-			svc.Name = hashedName(string(gw.Spec.GatewayClassName))
-			delete(svc.Labels, labelEGOwningName)
-			delete(svc.Labels, labelEGOwningNamespace)
-			svc.Labels[labelEGOwningClass] = string(gw.Spec.GatewayClassName)
-		}
-		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-		if v.envoyProxy != nil {
-			es := envoyServiceOf(v.envoyProxy)
-			for k, val := range stringMap(es, "annotations") {
-				if svc.Annotations == nil {
-					svc.Annotations = map[string]string{}
-				}
-				svc.Annotations[k] = val
-			}
-			for k, val := range stringMap(es, "labels") {
-				svc.Labels[k] = val
-			}
-			if p, ok, _ := unstructured.NestedString(es, "externalTrafficPolicy"); ok {
-				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-			}
-			if t, ok, _ := unstructured.NestedString(es, "type"); ok {
-				svc.Spec.Type = corev1.ServiceType(t)
-			}
-		}
-	case Contour:
-		// internal/provisioner/model/model.go: Default publishes Envoy with a LoadBalancer
-		// Service, externalTrafficPolicy Local; the class's ContourDeployment
-		// spec.envoy.networkPublishing sets type, externalTrafficPolicy and serviceAnnotations,
-		// copied over the Gateway's (internal/provisioner/controller/gateway.go,
-		// internal/provisioner/objects/service/service.go DesiredEnvoyService).
-		svc.Name = "envoy-" + gw.Name
-		svc.Labels[labelContourOwning] = gw.Name
-		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-		if v.contourDeployment != nil {
-			np := contourPublishing(v.contourDeployment)
-			if t, ok := contourServiceTypes[fmt.Sprint(np["type"])]; ok {
-				svc.Spec.Type = t
-			}
-			if p, ok, _ := unstructured.NestedString(np, "externalTrafficPolicy"); ok && p != "" {
-				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-			}
-			for k, val := range stringMap(np, "serviceAnnotations") {
-				if svc.Annotations == nil {
-					svc.Annotations = map[string]string{}
-				}
-				svc.Annotations[k] = val
-			}
-		}
-	case KGateway:
-		// pkg/kgateway/helm/envoy/templates/service.yaml: a Service named after the Gateway,
-		// type LoadBalancer by default (pkg/deployer/gateway_parameters.go
-		// defaultGatewayParameters), GatewayParameters' spec.kube.service type,
-		// externalTrafficPolicy (unset: the API's Cluster) and extraAnnotations, the
-		// Gateway's spec.infrastructure annotations winning over those.
-		svc.Labels[labelKGateway] = labelKGatewayValue
-		if gp := v.gatewayParameters; gp != nil {
-			if t, ok := gp["type"].(string); ok && t != "" {
-				svc.Spec.Type = corev1.ServiceType(t)
-			}
-			if p, ok := gp["externalTrafficPolicy"].(string); ok && p != "" {
-				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-			}
-			svc.Annotations = mergeUnder(svc.Annotations, stringMap(gp, "extraAnnotations"))
-			svc.Labels = mergeUnder(svc.Labels, stringMap(gp, "extraLabels"))
-		}
-	case NGINXGatewayFabric:
-		// internal/controller/provisioner/objects.go: a LoadBalancer Service named after the
-		// Gateway and its class, externalTrafficPolicy Local unless the NginxProxy's
-		// spec.kubernetes.service says otherwise.
-		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
-		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-		// The Gateway's NginxProxy first, then its class's (nginxProxies' order): the first that
-		// sets a field wins; its service patches, applied last (buildNginxService,
-		// applyPatches), set annotations over the Gateway's.
-		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
-			sc, _, _ := unstructured.NestedMap(v.nginxProxies[i].Object, "spec", "kubernetes", "service")
-			if t, ok := sc["type"].(string); ok && t != "" {
-				svc.Spec.Type = corev1.ServiceType(t)
-			}
-			if p, ok := sc["externalTrafficPolicy"].(string); ok && p != "" {
-				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-			}
-		}
-		for i := len(v.nginxProxies) - 1; i >= 0; i-- {
-			for k, val := range nginxPatchAnnotations(v.nginxProxies[i]) {
-				if svc.Annotations == nil {
-					svc.Annotations = map[string]string{}
-				}
-				svc.Annotations[k] = val
-			}
-		}
-	case Cilium:
-		svc.Name = "cilium-gateway-" + gw.Name
-		svc.Labels[labelCiliumOwning] = gw.Name
-		if t, ok := v.cilium["type"].(string); ok && t != "" {
-			svc.Spec.Type = corev1.ServiceType(t)
-		}
-		if p, ok := v.cilium["externalTrafficPolicy"].(string); ok && p != "" {
-			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-		}
-	case Istio:
-		// pilot/pkg/config/kube/gatewaycommon: named "<gateway>-<class>" unless the Gateway's
-		// gateway.istio.io/name-override says otherwise; the class defaults' and then the
-		// parameters' service overlays are applied over the rendered Service.
-		svc.Name = gw.Name + "-" + string(gw.Spec.GatewayClassName)
-		if n := gw.Annotations[istioNameOverride]; n != "" {
-			svc.Name = n
-		}
-		svc.Labels[labelIstioGatewayName] = gw.Name
-		for k, val := range v.istio.serviceMeta("annotations") {
-			if svc.Annotations == nil {
-				svc.Annotations = map[string]string{}
-			}
-			svc.Annotations[k] = val
-		}
-		for k, val := range v.istio.serviceMeta("labels") {
-			svc.Labels[k] = val
-		}
-		if t := v.istio.serviceSpec("type"); t != "" {
-			svc.Spec.Type = corev1.ServiceType(t)
-		}
-		if p := v.istio.serviceSpec("externalTrafficPolicy"); p != "" {
-			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
-		}
+	if v.unit != nil {
+		v.unit.service(v, svc, d.opts)
 	}
 	return svc
 }
@@ -501,9 +372,10 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 		return nil, v.err
 	}
 	ref := refOf(gw)
-	if v.impl == Traefik && v.synthesized {
-		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Reason: ruleAssumedService.Reason(),
-			Msg: "Traefik serves its Gateways from its own Service, which is not among the inputs (give loopguard that Service, or Traefik's Pods, whose --providers.kubernetesgateway.statusaddress.service arguments name it)"}
+	if v.synthesized && v.unit != nil {
+		if why := v.unit.noService(); why != "" {
+			return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Reason: ruleAssumedService.Reason(), Msg: why}
+		}
 	}
 	svc := withGatewayAnnotations(v.svc, gw)
 	t, err := d.inner.Translate(svc, c)
@@ -535,7 +407,7 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 	var lead []core.Reason
 	if v.synthesized {
 		lead = append(lead, ruleAssumedService.Because(fmt.Sprintf("No Service generated for this Gateway is among the inputs; judged as %s would generate it: LoadBalancer, the listeners' ports%s.",
-			v.impl, extraDefaults(v))))
+			v.impl(), extraDefaults(v))))
 	} else if v.published {
 		lead = append(lead, rulePublishedService.Because(fmt.Sprintf("%s serves this Gateway from its own Service %s/%s (%s); it generates none per Gateway and does not read spec.infrastructure.",
 			implName(v), v.svc.Namespace, v.svc.Name, v.owner.By)))
@@ -559,28 +431,19 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 			}
 		case core.No:
 			if e.ProxyProtocol == core.Yes {
-				e.Notes = append(e.Notes, ruleProxyNotExpected.Because(fmt.Sprintf("The load balancer sends a PROXY protocol header, and %s does not read one on Gateway %s/%s: %s",
-					implName(v), gw.Namespace, gw.Name, need.msg)))
+				msg := fmt.Sprintf("The load balancer sends a PROXY protocol header, and %s does not read one on Gateway %s/%s: %s",
+					implName(v), gw.Namespace, gw.Name, need.msg)
+				if r := v.reader().expectProxy(); r.ID != "" {
+					msg += fmt.Sprintf(" To have it read one (remedy %s): %s.", r.ID, r)
+				}
+				e.Notes = append(e.Notes, ruleProxyNotExpected.Because(msg))
 			}
 		default:
 			e.Notes = append(e.Notes, ruleProxyOptional.Because(need.msg))
 		}
 	}
-	if v.merged {
-		others := "no other Gateway of the class is among the inputs"
-		if c != nil {
-			var list []string
-			for _, g := range gatewaysOfClass(c, string(gw.Spec.GatewayClassName)) {
-				if g != gw.Namespace+"/"+gw.Name {
-					list = append(list, g)
-				}
-			}
-			if len(list) > 0 {
-				others = "it also serves Gateway " + strings.Join(list, ", ")
-			}
-		}
-		e.Notes = append(e.Notes, ruleMergedGateways.Because(fmt.Sprintf("GatewayClass %s merges its Gateways (the EnvoyProxy's mergeGateways): Service %s/%s is one for all of them; %s. Its verdict and its fix are shared; annotations and labels go on the EnvoyProxy's envoyService, since Envoy Gateway takes the Service's from only one of the Gateways.",
-			gw.Spec.GatewayClassName, v.svc.Namespace, v.svc.Name, others)))
+	if u := v.reader(); u != nil {
+		e.Notes = append(e.Notes, u.notes(v, c)...)
 	}
 	ca, ok, err := clientAddressOf(v, c)
 	if err != nil {
@@ -597,20 +460,17 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Tra
 }
 
 func implName(v *view) string {
-	if v.impl == ImplementationUnknown {
+	if v.unit == nil {
 		return "The Gateway's implementation"
 	}
-	return v.impl.String()
+	return v.unit.name()
 }
 
+// extraDefaults names the externalTrafficPolicy of a Service judged from the Gateway, when the
+// implementation or its configuration sets one.
 func extraDefaults(v *view) string {
-	switch v.impl {
-	case EnvoyGateway, Contour, NGINXGatewayFabric:
-		return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
-	case KGateway:
-		if v.svc.Spec.ExternalTrafficPolicy != "" {
-			return fmt.Sprintf(", externalTrafficPolicy %s", v.svc.Spec.ExternalTrafficPolicy)
-		}
+	if p := v.svc.Spec.ExternalTrafficPolicy; p != "" {
+		return fmt.Sprintf(", externalTrafficPolicy %s", p)
 	}
 	return ""
 }
@@ -641,24 +501,4 @@ func listeners(v *view) string {
 func stringMap(m map[string]any, key string) map[string]string {
 	out, _, _ := unstructured.NestedStringMap(m, key)
 	return out
-}
-
-// envoyServiceName is the name Envoy Gateway gives a Gateway's Service (without merged
-// Gateways or an EnvoyProxy envoyService.name): "envoy-" and the IR key "ns/name" with "/" as
-// "-", cut at 48 characters, then the first 8 hex digits of its SHA-256
-// (internal/infrastructure/kubernetes/proxy/resource.go ExpectedResourceHashedName,
-// internal/utils/misc.go GetHashedName). The envoy gateway test checks it against the real one.
-func envoyServiceName(ns, name string) string {
-	return hashedName(ns + "/" + name)
-}
-
-// hashedName is ExpectedResourceHashedName of an IR key: "ns/name", or the GatewayClass's name
-// when its Gateways are merged.
-func hashedName(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	resource := strings.ReplaceAll(key, "/", "-")
-	if len(resource) > 48 {
-		resource = strings.TrimSuffix(resource[:48], "-")
-	}
-	return "envoy-" + resource + "-" + hex.EncodeToString(sum[:])[:8]
 }

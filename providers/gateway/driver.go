@@ -188,13 +188,13 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 			return nil, false, nil
 		}
 		o, ok := OwnerOf(svc)
-		if class, merged := MergedClassOf(svc); !ok && merged {
-			// The class's merged Service planned on its own: never written directly either.
+		if class, by, u, shared := classServiceOf(svc); !ok && shared {
+			// The class's one Service planned on its own: never written directly either.
 			gw := &gwv1.Gateway{}
 			gw.Namespace, gw.Name = svc.Namespace, svc.Name
 			gw.Spec.GatewayClassName = gwv1.ObjectName(class)
-			v = &view{gw: gw, svc: svc, impl: EnvoyGateway, merged: true,
-				owner: Owner{Namespace: svc.Namespace, Name: svc.Name, Implementation: EnvoyGateway, By: "label " + labelEGOwningClass}}
+			v = &view{gw: gw, svc: svc, unit: u, shared: true,
+				owner: Owner{Namespace: svc.Namespace, Name: svc.Name, Implementation: u.id(), By: by}}
 			break
 		}
 		if !ok {
@@ -204,7 +204,7 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 		// still never written directly.
 		gw := &gwv1.Gateway{}
 		gw.Namespace, gw.Name = o.Namespace, o.Name
-		v = &view{gw: gw, svc: svc, owner: o, impl: o.Implementation}
+		v = &view{gw: gw, svc: svc, owner: o, unit: unitOf(o.Implementation)}
 		if req.Cluster != nil {
 			if u := req.Cluster.Custom(Group, "Gateway", o.Namespace, o.Name); u != nil {
 				if typed, err := AsGateway(u); err == nil {
@@ -216,7 +216,9 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	if v.class == nil && req.Cluster != nil && v.gw.Spec.GatewayClassName != "" {
 		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
-	v.readParams(req.Cluster, &d.dialect.opts)
+	if v.cfg == nil {
+		v.read(req.Cluster, d.dialect.opts)
+	}
 	return v, true, nil
 }
 
@@ -277,9 +279,9 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	gwKey := KeyOf(v.gw)
 	svcKey := *ch.Object
 	byTarget := map[core.ObjectKey]*core.Change{}
-	fields := map[core.ObjectKey][2]string{}
 	var order []core.ObjectKey
 	var rest []core.Edit
+	fields := map[core.ObjectKey][]string{}
 	patched := map[core.ObjectKey][]core.Edit{}
 	var patchedOrder []core.ObjectKey
 	reason := ruleInfrastructure.Because(fmt.Sprintf("%s rewrites Service %s/%s from the Gateway; %s",
@@ -290,33 +292,37 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 			rest = append(rest, e)
 			continue
 		}
-		if v.merged && v.envoyProxy == nil {
+		target, path := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}
+		o, overridden := overrideOf(v, meta, key)
+		switch {
+		case overridden && o.userOwned:
+			if _, seen := patched[o.key]; !seen {
+				patchedOrder = append(patchedOrder, o.key)
+			}
+			patched[o.key] = append(patched[o.key], e)
+			continue
+		case overridden:
+			target, path = o.key, o.path
+		case v.shared:
 			rest = append(rest, e) // no Gateway's spec.infrastructure holds for the class's Service
 			continue
-		}
-		target, path, field := gwKey, []core.PathElem{{Field: "spec"}, {Field: "infrastructure"}, {Field: meta}, {Field: key}}, [2]string{"metadata.", "spec.infrastructure."}
-		if o, ok := overrideOf(v, meta, key); ok {
-			if o.userOwned {
-				if _, seen := patched[o.key]; !seen {
-					patchedOrder = append(patchedOrder, o.key)
-				}
-				patched[o.key] = append(patched[o.key], e)
-				continue
-			}
-			target, path, field = o.key, o.path, [2]string{o.from, o.to}
 		}
 		c, ok := byTarget[target]
 		if !ok {
 			t := target
-			c = &core.Change{By: core.WriterCluster, Object: &t, Strategy: core.StrategyApply, From: ch.From, To: ch.To, Reason: reason}
+			// A copy of the wrapped driver's change, so that what identifies it stays.
+			moved := *ch
+			moved.Object, moved.Strategy, moved.Edits, moved.Reason = &t, core.StrategyApply, nil, reason
+			c = &moved
 			byTarget[target] = c
-			fields[target] = field
 			order = append(order, target)
-			if o, ok := overrideOf(v, meta, key); ok && !e.Remove {
+			if overridden && !e.Remove {
 				c.Edits = append(c.Edits, o.also...)
 			}
 		}
-		c.Edits = append(c.Edits, core.Edit{Path: path, Value: e.Value, Remove: e.Remove})
+		edit := core.Edit{Path: path, Value: e.Value, Remove: e.Remove}
+		c.Edits = append(c.Edits, edit)
+		fields[target] = append(fields[target], leafField(edit.Path))
 		if !e.Remove && !v.synthesized {
 			checks = append(checks, core.Check{Object: svcKey, Edit: e,
 				Pending: fmt.Sprintf("%s has not copied %s from %s to the Service yet; it does on its next reconcile of the Gateway", implName(v), key, target)})
@@ -324,8 +330,7 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 	}
 	for _, k := range order {
 		c := byTarget[k]
-		// The wrapped driver's field reads metadata.annotations["key"]: the same key, moved.
-		c.Field = strings.ReplaceAll(ch.Field, fields[k][0], fields[k][1])
+		c.Field = strings.Join(fields[k], ", ")
 		moved = append(moved, *c)
 	}
 	if len(rest) > 0 {
@@ -346,9 +351,14 @@ func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, 
 		}
 		u := *ch
 		u.By, u.Edits, u.Strategy = core.WriterUser, patched[k], ""
-		what, how := "spec.kubernetes.service.patches", "change that patch (loopguard does not edit a patch list)"
-		if k.Kind == "ConfigMap" {
-			what, how = "service overlay (data key service, a strategic merge patch)", "change it there (loopguard does not edit YAML inside a ConfigMap)"
+		var what, how string
+		for _, e := range patched[k] {
+			if meta, key, ok := metadataLeaf(e.Path); ok {
+				if o, ok := overrideOf(v, meta, key); ok {
+					what, how = o.what, o.how
+					break
+				}
+			}
 		}
 		u.Reason = ruleImplementationOwns.Because(fmt.Sprintf("%s applies %s %s/%s's %s to Service %s/%s after the Gateway's annotations, and it sets %s: %s. %s",
 			implName(v), k.Kind, k.Namespace, k.Name, what, v.svc.Namespace, v.svc.Name, strings.Join(names, ", "), how, ch.Reason.Message))
@@ -369,27 +379,22 @@ func metadataLeaf(path []core.PathElem) (meta, key string, ok bool) {
 	return "", "", false
 }
 
+// leafField renders a path to a map's key as people read a change's field:
+// spec.infrastructure.annotations["key"].
+func leafField(path []core.PathElem) string {
+	if len(path) == 0 {
+		return ""
+	}
+	last := len(path) - 1
+	return core.Edit{Path: path[:last]}.String() + fmt.Sprintf("[%q]", path[last].Field)
+}
+
 // ownResource names where the implementation takes the Service's other fields from.
 func ownResource(v *view) string {
-	switch {
-	case v.merged:
-		return "the spec.provider.kubernetes.envoyService of the EnvoyProxy that sets mergeGateways (the GatewayClass's spec.parametersRef, or the envoyProxy default of Envoy Gateway's configuration)"
+	if v.unit == nil {
+		return "the implementation's own configuration"
 	}
-	switch v.impl {
-	case EnvoyGateway:
-		return "the EnvoyProxy's spec.provider.kubernetes.envoyService (referenced by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
-	case NGINXGatewayFabric:
-		return "the NginxProxy's spec.kubernetes.service, or its patches (referenced by spec.infrastructure.parametersRef or the GatewayClass)"
-	case Istio:
-		return "the ConfigMap the Gateway's spec.infrastructure.parametersRef names (Istio's customization of generated resources)"
-	case Cilium:
-		return "the CiliumGatewayClassConfig the GatewayClass's spec.parametersRef names"
-	case Contour:
-		return "the ContourDeployment the GatewayClass's spec.parametersRef names (spec.envoy.networkPublishing)"
-	case KGateway:
-		return "the GatewayParameters' spec.kube.service (named by the Gateway's spec.infrastructure.parametersRef or the GatewayClass's spec.parametersRef)"
-	}
-	return "the implementation's own configuration"
+	return v.unit.ownResource(v)
 }
 
 // ClusterObject converts a typed Gateway API object (a Gateway, a GatewayClass) to the

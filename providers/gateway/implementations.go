@@ -15,93 +15,59 @@ import (
 // Group is the Gateway API's API group.
 const Group = "gateway.networking.k8s.io"
 
-// Implementation names a Gateway API implementation loopguard knows.
+// Implementation names a Gateway API implementation loopguard knows; each is declared in its
+// unit's file.
 type Implementation string
 
-// The implementations whose generated Services loopguard attributes, each read from its
-// public source (docs/sources.md#gateway-api).
-const (
-	ImplementationUnknown Implementation = ""
-	EnvoyGateway          Implementation = "envoy-gateway"
-	Istio                 Implementation = "istio"
-	Cilium                Implementation = "cilium"
-	NGINXGatewayFabric    Implementation = "nginx-gateway-fabric"
-	Contour               Implementation = "contour"
-	KGateway              Implementation = "kgateway"
-	Traefik               Implementation = "traefik"
-)
+// ImplementationUnknown is an implementation loopguard does not know.
+const ImplementationUnknown Implementation = ""
 
-// Labels the implementations put on the Services they generate for a Gateway.
-const (
-	// LabelGatewayName is Gateway API's own label for resources generated for a Gateway
-	// (GEP-1762); Istio, NGINX Gateway Fabric, Contour's provisioner and kgateway set it on
-	// the Service, which lives in the Gateway's namespace.
-	LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
-	// Envoy Gateway (internal/gatewayapi/translator.go, OwningGateway*Label): the Service lives
-	// in Envoy Gateway's own namespace, so the Gateway's namespace is a label too.
-	labelEGOwningName      = "gateway.envoyproxy.io/owning-gateway-name"
-	labelEGOwningNamespace = "gateway.envoyproxy.io/owning-gateway-namespace"
-	labelEGOwningClass     = "gateway.envoyproxy.io/owning-gatewayclass"
-	// Cilium (operator/pkg/gateway-api/gateway_reconcile.go, owningGatewayLabel).
-	labelCiliumOwning = "io.cilium.gateway/owning-gateway"
-	// Contour's gateway provisioner (internal/provisioner/model/model.go,
-	// ContourOwningGatewayNameLabel).
-	labelContourOwning = "projectcontour.io/owning-gateway-name"
-	// Istio's deployment controller also labels istio.io/gateway-name
-	// (manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml).
-	labelIstioGatewayName = "istio.io/gateway-name"
-	// kgateway's deployer renders the Service from its Helm chart with the constant label
-	// kgateway: kube-gateway (pkg/kgateway/helm/envoy/templates/_helpers.tpl,
-	// "kgateway.gateway.constLabels") beside the Gateway's ownerReference and
-	// gateway.networking.k8s.io/gateway-name (pkg/deployer/deployer.go,
-	// SetNamespaceAndOwnerWithGVK).
-	labelKGateway      = "kgateway"
-	labelKGatewayValue = "kube-gateway"
-)
+// LabelGatewayName is Gateway API's own label for resources generated for a Gateway (GEP-1762);
+// several implementations set it on the Service, which lives in the Gateway's namespace.
+const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
 
-// controllerNames maps a GatewayClass's spec.controllerName to the implementation.
-var controllerNames = map[string]Implementation{
-	"gateway.envoyproxy.io/gatewayclass-controller": EnvoyGateway,
-	"istio.io/gateway-controller":                   Istio,
-	"io.cilium/gateway-controller":                  Cilium,
-	"gateway.nginx.org/nginx-gateway-controller":    NGINXGatewayFabric,
-	"projectcontour.io/gateway-controller":          Contour,
-	"kgateway.dev/kgateway":                         KGateway,
-	"traefik.io/gateway-controller":                 Traefik,
-}
-
-// ImplementationOf names the implementation behind a GatewayClass controllerName.
-// Contour's provisioner names its controller projectcontour.io/gateway-controller; a
-// controllerName under a known domain counts as that implementation.
+// ImplementationOf names the implementation behind a GatewayClass controllerName. A
+// controllerName under the domain of one an implementation claims counts as that
+// implementation.
 func ImplementationOf(controllerName string) Implementation {
-	if impl, ok := controllerNames[controllerName]; ok {
-		return impl
-	}
-	for name, impl := range controllerNames {
-		if domain, _, ok := strings.Cut(name, "/"); ok && strings.HasPrefix(controllerName, domain+"/") {
-			return impl
-		}
+	if u := unitOfController(controllerName); u != nil {
+		return u.id()
 	}
 	return ImplementationUnknown
 }
 
+// unitOfController is the unit that claims a GatewayClass controllerName, exactly or by domain.
+func unitOfController(controllerName string) unit {
+	for _, u := range units {
+		for _, name := range u.controllerNames() {
+			if name == controllerName {
+				return u
+			}
+		}
+	}
+	for _, u := range units {
+		for _, name := range u.controllerNames() {
+			if domain, _, ok := strings.Cut(name, "/"); ok && strings.HasPrefix(controllerName, domain+"/") {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// unitOfClass is the unit of a GatewayClass, nil when its controllerName is not known.
+func unitOfClass(class *unstructured.Unstructured) unit {
+	if class == nil {
+		return nil
+	}
+	name, _, _ := unstructured.NestedString(class.Object, "spec", "controllerName")
+	return unitOfController(name)
+}
+
 // String is the implementation's name as people write it.
 func (i Implementation) String() string {
-	switch i {
-	case EnvoyGateway:
-		return "Envoy Gateway"
-	case Istio:
-		return "Istio"
-	case Cilium:
-		return "Cilium"
-	case NGINXGatewayFabric:
-		return "NGINX Gateway Fabric"
-	case Contour:
-		return "Contour"
-	case KGateway:
-		return "kgateway"
-	case Traefik:
-		return "Traefik"
+	if u := unitOf(i); u != nil {
+		return u.name()
 	}
 	return "an unknown implementation"
 }
@@ -116,63 +82,56 @@ type Owner struct {
 }
 
 // OwnerOf attributes a Service to the Gateway whose implementation generated it, from the
-// implementation's labels or an ownerReference to a Gateway. ok is false for a Service no
-// Gateway generated (a Traefik or a Helm-installed proxy's Service is the chart's, not a
-// Gateway's).
+// implementation's own marks, an ownerReference to a Gateway or the standard label. ok is false
+// for a Service no Gateway generated (a Traefik or a Helm-installed proxy's Service is the
+// chart's, not a Gateway's).
 func OwnerOf(svc *corev1.Service) (Owner, bool) {
-	l := svc.Labels
-	if n, ns := l[labelEGOwningName], l[labelEGOwningNamespace]; n != "" && ns != "" {
-		return Owner{Namespace: ns, Name: n, Implementation: EnvoyGateway, By: "labels " + labelEGOwningName + ", " + labelEGOwningNamespace}, true
-	}
-	if n := l[labelCiliumOwning]; n != "" {
-		return Owner{Namespace: svc.Namespace, Name: n, Implementation: Cilium, By: "label " + labelCiliumOwning}, true
-	}
-	if n := l[labelContourOwning]; n != "" {
-		return Owner{Namespace: svc.Namespace, Name: n, Implementation: Contour, By: "label " + labelContourOwning}, true
+	for _, u := range units {
+		if o, ok := u.ownerByMarks(svc); ok {
+			o.Implementation = u.id()
+			return o, true
+		}
 	}
 	for _, ref := range svc.OwnerReferences {
 		if ref.Kind == "Gateway" && groupOf(ref) == Group {
 			o := Owner{Namespace: svc.Namespace, Name: ref.Name, By: "ownerReference Gateway " + ref.Name}
-			o.Implementation = implementationByLabels(l, ref.Name)
+			o.Implementation = claimant(svc, ref.Name)
 			return o, true
 		}
 	}
-	if n := l[LabelGatewayName]; n != "" {
+	if n := svc.Labels[LabelGatewayName]; n != "" {
 		o := Owner{Namespace: svc.Namespace, Name: n, By: "label " + LabelGatewayName}
-		o.Implementation = implementationByLabels(l, n)
+		o.Implementation = claimant(svc, n)
 		return o, true
 	}
-	// NGINX Gateway Fabric puts the Gateway's name in an annotation of the same key when it is
-	// too long for a label value (internal/controller/provisioner/objects.go).
+	// The standard key as an annotation: an implementation puts the Gateway's name there when
+	// it is too long for a label value.
 	if n := svc.Annotations[LabelGatewayName]; n != "" {
 		return Owner{Namespace: svc.Namespace, Name: n, By: "annotation " + LabelGatewayName}, true
 	}
 	return Owner{}, false
 }
 
-// MergedClassOf reports whether svc is the one Service Envoy Gateway generates for every
-// Gateway of a GatewayClass whose EnvoyProxy sets spec.mergeGateways, and names that class:
-// such a Service carries the label gateway.envoyproxy.io/owning-gatewayclass instead of the
-// owning-gateway labels (internal/gatewayapi/translator.go, buildIR, GatewayClassOwnerLabel,
-// v1.9.0).
-func MergedClassOf(svc *corev1.Service) (string, bool) {
-	class := svc.Labels[labelEGOwningClass]
-	if class == "" || svc.Labels[labelEGOwningName] != "" {
-		return "", false
-	}
-	return class, true
-}
-
-// implementationByLabels tells Istio and kgateway apart among the implementations that mark
-// their Service with an ownerReference or the standard label.
-func implementationByLabels(l map[string]string, gateway string) Implementation {
-	switch {
-	case l[labelIstioGatewayName] == gateway:
-		return Istio
-	case l[labelKGateway] == labelKGatewayValue:
-		return KGateway
+// claimant tells apart the implementations that mark their Service with an ownerReference or
+// the standard label only.
+func claimant(svc *corev1.Service, gateway string) Implementation {
+	for _, u := range units {
+		if u.claims(svc, gateway) {
+			return u.id()
+		}
 	}
 	return ImplementationUnknown
+}
+
+// classServiceOf reports whether svc is the one Service an implementation generates for every
+// Gateway of a GatewayClass (Envoy Gateway's merged Gateways), with the class and the unit.
+func classServiceOf(svc *corev1.Service) (class, by string, u unit, ok bool) {
+	for _, u := range units {
+		if class, by, ok := u.classService(svc); ok {
+			return class, by, u, true
+		}
+	}
+	return "", "", nil, false
 }
 
 func groupOf(ref metav1.OwnerReference) string {
@@ -187,25 +146,17 @@ func groupOf(ref metav1.OwnerReference) string {
 // gatherer (adapters/kube GatherOptions): namespaced ones and cluster-scoped ones. A cluster
 // that does not serve one simply has none.
 func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
-	return []schema.GroupVersionResource{
-			{Group: Group, Version: "v1", Resource: "gateways"},
-			// Standard since Gateway API v1.5 (listenerset.go); not served at v1 before.
-			{Group: Group, Version: "v1", Resource: "listenersets"},
-			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "envoyproxies"},
-			{Group: envoyGatewayGroup, Version: "v1alpha1", Resource: "clienttrafficpolicies"},
-			{Group: ngfGroup, Version: "v1alpha2", Resource: "nginxproxies"},
-			{Group: contourGroup, Version: "v1alpha1", Resource: "contourdeployments"},
-			// The ContourConfiguration Contour's provisioner made for each Gateway
-			// (contourRuntimeOf).
-			{Group: contourGroup, Version: "v1alpha1", Resource: "contourconfigurations"},
-			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "gatewayparameters"},
-			{Group: kgatewayGroup, Version: "v1alpha1", Resource: "listenerpolicies"},
-			// Cilium serves CiliumGatewayClassConfig at v2alpha1 only, namespaced
-			// (pkg/k8s/apis/cilium.io/v2alpha1/gatewayclassconfig_types.go).
-			{Group: ciliumGroup, Version: "v2alpha1", Resource: "ciliumgatewayclassconfigs"},
-		}, []schema.GroupVersionResource{
-			{Group: Group, Version: "v1", Resource: "gatewayclasses"},
-		}
+	namespaced = []schema.GroupVersionResource{
+		{Group: Group, Version: "v1", Resource: "gateways"},
+		// Standard since Gateway API v1.5 (listenerset.go); not served at v1 before.
+		{Group: Group, Version: "v1", Resource: "listenersets"},
+	}
+	for _, u := range units {
+		namespaced = append(namespaced, u.resources()...)
+	}
+	return namespaced, []schema.GroupVersionResource{
+		{Group: Group, Version: "v1", Resource: "gatewayclasses"},
+	}
 }
 
 // ConfigMapRef names ConfigMaps a host reads for the Gateway layer: the one called Name in
@@ -215,50 +166,47 @@ type ConfigMapRef struct {
 }
 
 // ConfigMaps lists the ConfigMaps the Gateway layer reads for the Gateways among objs besides
-// the cloud controllers' in kube-system, which a host reads anyway: for each Gateway of an
-// Istio GatewayClass (the class must be among objs), the ConfigMap its
-// spec.infrastructure.parametersRef names, in its namespace, and, once, the class defaults in
-// Istio's namespace (opts' IstioNamespace), selected by their label
-// gateway.istio.io/defaults-for-class. A host reads the named ones that exist and the selected
-// ones, and gives them to the dialect with the rest; objs read from one namespace (scan -n)
-// are enough, since a Gateway's own ConfigMap is beside it. opts may be nil.
+// the cloud controllers' in kube-system, which a host reads anyway: those each Gateway's unit
+// names (the Gateway's class must be among objs; Istio's class defaults and parameters). A
+// host reads the named ones that exist and the selected ones, and gives them to the dialect
+// with the rest; objs read from one namespace (scan -n) are enough, since a Gateway's own
+// ConfigMap is beside it. opts may be nil.
 func ConfigMaps(objs []runtime.Object, opts *Options) []ConfigMapRef {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o = o.withDefaults()
-	istio := map[string]bool{}
+	classes := map[string]unit{}
 	for _, obj := range objs {
 		if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind().Group == Group && u.GetKind() == "GatewayClass" {
-			name, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
-			if ImplementationOf(name) == Istio {
-				istio[u.GetName()] = true
+			if un := unitOfClass(u); un != nil {
+				classes[u.GetName()] = un
 			}
 		}
 	}
-	if len(istio) == 0 {
+	if len(classes) == 0 {
 		return nil
 	}
 	var out []ConfigMapRef
 	seen := map[ConfigMapRef]bool{}
-	add := func(r ConfigMapRef) {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
 	for _, obj := range objs {
 		if !IsGateway(obj) {
 			continue
 		}
 		gw, err := AsGateway(obj)
-		if err != nil || !istio[string(gw.Spec.GatewayClassName)] {
+		if err != nil {
 			continue
 		}
-		add(ConfigMapRef{Namespace: o.IstioNamespace, LabelSelector: istioDefaultsForClass})
-		if name, ok := istioParametersRef(gw); ok {
-			add(ConfigMapRef{Namespace: gw.Namespace, Name: name})
+		un := classes[string(gw.Spec.GatewayClassName)]
+		if un == nil {
+			continue
+		}
+		for _, r := range un.configMaps(gw, o) {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -272,17 +220,17 @@ func ConfigMaps(objs []runtime.Object, opts *Options) []ConfigMapRef {
 }
 
 // Namespaces lists the namespaces, other than the Gateways' own, whose objects the Gateway
-// layer reads for the Gateways among objs: Envoy Gateway's own namespace (opts; it generates
-// the Services there) when a GatewayClass is Envoy Gateway's, and every namespace a
-// GatewayClass's spec.parametersRef names (an EnvoyProxy, ContourDeployment, NginxProxy or
-// GatewayParameters). A host that reads one namespace at a time (a Terraform resource's facts)
+// layer reads for the Gateways among objs: those the GatewayClasses' units name (Envoy
+// Gateway's own namespace, where it generates the Services), and every namespace a
+// GatewayClass's spec.parametersRef names (an implementation's own configuration). A host that reads one namespace at a time (a Terraform resource's facts)
 // reads these too. Traefik's Service and Pods are wherever its chart installed them, which no
 // Gateway object says. opts may be nil.
 func Namespaces(objs []runtime.Object, opts *Options) []string {
-	egNS := DefaultEnvoyGatewayNamespace
-	if opts != nil && opts.EnvoyGatewayNamespace != "" {
-		egNS = opts.EnvoyGatewayNamespace
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
+	o = o.withDefaults()
 	own := map[string]bool{}
 	seen := map[string]bool{}
 	var out []string
@@ -292,8 +240,8 @@ func Namespaces(objs []runtime.Object, opts *Options) []string {
 			out = append(out, ns)
 		}
 	}
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
+	for _, obj := range objs {
+		u, ok := obj.(*unstructured.Unstructured)
 		if !ok || u.GroupVersionKind().Group != Group {
 			continue
 		}
@@ -301,9 +249,10 @@ func Namespaces(objs []runtime.Object, opts *Options) []string {
 		case "Gateway":
 			own[u.GetNamespace()] = true
 		case "GatewayClass":
-			name, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName")
-			if ImplementationOf(name) == EnvoyGateway {
-				add(egNS)
+			if un := unitOfClass(u); un != nil {
+				for _, ns := range un.namespaces(u, o) {
+					add(ns)
+				}
 			}
 			if ns, _, _ := unstructured.NestedString(u.Object, "spec", "parametersRef", "namespace"); ns != "" {
 				add(ns)
@@ -331,8 +280,9 @@ func ForGateways(objs []runtime.Object, namespace, gatewayNS string) []runtime.O
 }
 
 // ForGatewaysOf is ForGateways for a host that has read namespace gatewayNS already (read): it
-// also keeps Envoy Gateway's merged Service of a GatewayClass one of gatewayNS's Gateways uses
-// (labelled with the class, not with a Gateway; MergedClassOf), which serves those Gateways too.
+// also keeps the one Service an implementation generates for every Gateway of a GatewayClass
+// one of gatewayNS's Gateways uses (Envoy Gateway's merged Gateways, MergedClassOf), which
+// serves those Gateways too.
 func ForGatewaysOf(objs []runtime.Object, namespace, gatewayNS string, read []runtime.Object) []runtime.Object {
 	classes := map[string]bool{}
 	for _, o := range read {
@@ -348,7 +298,7 @@ func ForGatewaysOf(objs []runtime.Object, namespace, gatewayNS string, read []ru
 			if owner, ok := OwnerOf(svc); ok && owner.Namespace == gatewayNS {
 				services[svc.Name] = true
 			}
-			if class, ok := MergedClassOf(svc); ok && classes[class] {
+			if class, _, _, ok := classServiceOf(svc); ok && classes[class] {
 				services[svc.Name] = true
 			}
 		}

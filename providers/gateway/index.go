@@ -12,9 +12,9 @@ import (
 
 // A Cluster is read, not changed, once built (core.Cluster.Memo), so the Gateway layer indexes
 // what it would otherwise find by scanning every object for every Gateway: the generated
-// Services by the Gateway they name, Envoy Gateway's merged Services by class, the Gateways by
-// class, Istio's class defaults by namespace and class, ListenerSets by their Gateway, Traefik's
-// Pods' static configuration.
+// Services by the Gateway they name, the Services generated for a whole class by class, the
+// Gateways by class, ListenerSets by their Gateway (and, in their units, what an implementation
+// reads for many Gateways at once).
 // The scans made assess quadratic in the number of Gateways: BenchmarkAssessGateways
 // (cmd/loopguard), benchstat of 4 runs on 2 shared cores, multi-document YAML, went from 0.28 to
 // 5.5 cpu-s/op between 1,000 and 5,000 Gateways (20x for 5x the objects) before these indexes,
@@ -22,10 +22,8 @@ import (
 
 type (
 	ownedServicesKey   struct{}
-	mergedServicesKey  struct{}
+	classServicesKey   struct{}
 	gatewaysByClassKey struct{}
-	traefikConfigsKey  struct{}
-	istioDefaultsMemo  struct{}
 	listenerSetsMemo   struct{}
 )
 
@@ -41,24 +39,6 @@ func listenerSetsByParent(c *core.Cluster) map[types.NamespacedName][]*unstructu
 		}
 		return m
 	}).(map[types.NamespacedName][]*unstructured.Unstructured)
-}
-
-// istioDefaultsKey is a namespace and the class its defaults ConfigMaps are labelled for.
-type istioDefaultsKey struct{ namespace, class string }
-
-// istioDefaults indexes the ConfigMaps labelled gateway.istio.io/defaults-for-class by their
-// namespace and class, in namespace/name order.
-func istioDefaults(c *core.Cluster) map[istioDefaultsKey][]*corev1.ConfigMap {
-	return c.Memo(istioDefaultsMemo{}, func() any {
-		m := map[istioDefaultsKey][]*corev1.ConfigMap{}
-		for _, cm := range c.ConfigMapList() {
-			if class := cm.Labels[istioDefaultsForClass]; class != "" {
-				k := istioDefaultsKey{cm.Namespace, class}
-				m[k] = append(m[k], cm)
-			}
-		}
-		return m
-	}).(map[istioDefaultsKey][]*corev1.ConfigMap)
 }
 
 // ownedService is a Service a Gateway's implementation generated, with how it is known.
@@ -82,18 +62,25 @@ func ownedServices(c *core.Cluster) map[types.NamespacedName][]ownedService {
 	}).(map[types.NamespacedName][]ownedService)
 }
 
-// mergedServices indexes the LoadBalancer Services Envoy Gateway generates for every Gateway
-// of a class (MergedClassOf) by that class, in namespace/name order.
-func mergedServices(c *core.Cluster) map[string][]*corev1.Service {
-	return c.Memo(mergedServicesKey{}, func() any {
-		m := map[string][]*corev1.Service{}
+// classService is a LoadBalancer Service an implementation generates for every Gateway of a
+// class (classServiceOf), with its unit and how it is known.
+type classService struct {
+	svc *corev1.Service
+	u   unit
+	by  string
+}
+
+// classServices indexes the class Services by their class, in namespace/name order.
+func classServices(c *core.Cluster) map[string][]classService {
+	return c.Memo(classServicesKey{}, func() any {
+		m := map[string][]classService{}
 		for _, s := range c.ServiceList() {
-			if class, ok := MergedClassOf(s); ok && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
-				m[class] = append(m[class], s)
+			if class, by, u, ok := classServiceOf(s); ok && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+				m[class] = append(m[class], classService{svc: s, u: u, by: by})
 			}
 		}
 		return m
-	}).(map[string][]*corev1.Service)
+	}).(map[string][]classService)
 }
 
 // gatewaysOfClass lists the Gateways (ns/name, sorted) of a GatewayClass among the cluster's

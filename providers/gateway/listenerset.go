@@ -88,7 +88,7 @@ func listenerSetsOf(gw *gwv1.Gateway, c *core.Cluster) (listenerSets, error) {
 		}
 		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
 			return out, &core.InvalidError{Object: refOf(gw), Errs: field.ErrorList{field.Invalid(field.NewPath("spec", "allowedListeners", "namespaces", "selector"), field.OmitValueType{},
-				err.Error()+" (Envoy Gateway attaches no ListenerSet with it)")}}
+				err.Error()+" (the implementation attaches no ListenerSet with it)")}}
 		}
 	}
 	for _, ls := range listenerSetsByParent(c)[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}] {

@@ -5,8 +5,8 @@ import "github.com/loopguard/loopguard/core"
 // Sources the rules cite.
 const (
 	srcAttribution = "docs/gateway.md#which-service-is-a-gateways (each implementation's labels, docs/sources.md#gateway-api)"
-	srcInfra       = "docs/gateway.md#fixes-go-where-the-implementation-copies-them (Gateway API GEP-1867 spec.infrastructure; Envoy Gateway internal/infrastructure/kubernetes/proxy/resource_provider.go)"
-	srcPublished   = "docs/gateway.md#which-service-is-a-gateways (Traefik pkg/provider/kubernetes/gateway/kubernetes.go StatusAddress, entryPointName; docs/sources.md#gateway-api)"
+	srcInfra       = "docs/gateway.md#fixes-go-where-the-implementation-copies-them (Gateway API GEP-1867 spec.infrastructure; each implementation's copy, docs/gateway.md#implementations)"
+	srcPublished   = "docs/gateway.md#which-service-is-a-gateways (each implementation's published Service, docs/gateway.md#implementations)"
 	srcProxy       = "docs/gateway.md#what-the-proxy-expects (each implementation's PROXY protocol setting, docs/sources.md#gateway-api)"
 	srcClientIP    = "docs/gateway.md#client-address (each implementation's client-IP setting, docs/sources.md#gateway-api)"
 )
@@ -26,7 +26,6 @@ const (
 	CodeProxyNotExpected   core.Code = "gateway-proxy-protocol-not-expected"
 	CodeClientAddress      core.Code = "gateway-client-address"
 	CodeClientHeader       core.Code = "gateway-client-ip-header-required"
-	CodeMergedGateways     core.Code = "gateway-merged-gateways"
 )
 
 var (
@@ -37,7 +36,7 @@ var (
 		Summary: "No Service generated for the Gateway is among the inputs: the Service is judged as the implementation would generate it from the Gateway (listeners, spec.infrastructure, the implementation's defaults).",
 		Source:  srcAttribution}
 	rulePublishedService = core.Rule{Code: CodePublishedService,
-		Summary: "The implementation serves the Gateway from its own LoadBalancer Service (Traefik's entry points), not one generated per Gateway: the Gateway's verdict is that Service's, and its fixes are written on that Service, which nothing rewrites from the Gateway.",
+		Summary: "The implementation serves the Gateway from its own LoadBalancer Service (its entry points), not one generated per Gateway: the Gateway's verdict is that Service's, and its fixes are written on that Service, which nothing rewrites from the Gateway.",
 		Source:  srcPublished}
 	ruleOwnedService = core.Rule{Code: CodeOwnedService,
 		Summary: "The Service belongs to a Gateway among the inputs; it is judged, and fixed, as that Gateway.",
@@ -66,16 +65,18 @@ var (
 	ruleClientHeaderRequired = core.Rule{Code: CodeClientHeader,
 		Summary: "The implementation refuses a request without the header it reads the client address from (403 Forbidden): an in-cluster client that does not send it fails whichever path it takes.",
 		Source:  srcClientIP}
-	ruleMergedGateways = core.Rule{Code: CodeMergedGateways,
-		Summary: "Envoy Gateway merges the GatewayClass's Gateways (EnvoyProxy mergeGateways): one proxy and one LoadBalancer Service serve them all, so they share the verdict and the fix, which goes on the class's EnvoyProxy (the Service's metadata comes from only one of the Gateways).",
-		Source:  srcAttribution}
 	ruleListeners = core.Rule{Code: CodeListeners,
 		Summary: "The Gateway's listeners, which the generated Service exposes.",
 		Source:  srcAttribution}
 )
 
-// Rules lists the Gateway layer's rules (for docs/reasons.md).
+// Rules lists the Gateway layer's rules, the units' own after the shared ones (for
+// docs/reasons.md).
 func Rules() []core.Rule {
-	return []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
-		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected, ruleClientAddress, ruleClientHeaderRequired, ruleMergedGateways}
+	out := []core.Rule{ruleGeneratedService, ruleAssumedService, rulePublishedService, ruleOwnedService, ruleProxyProtocol, ruleProxyOptional,
+		ruleInfrastructure, ruleImplementationOwns, ruleListeners, ruleProxyNotSent, ruleProxyNotExpected, ruleClientAddress, ruleClientHeaderRequired}
+	for _, u := range units {
+		out = append(out, u.rules()...)
+	}
+	return out
 }
