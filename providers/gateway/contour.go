@@ -222,9 +222,11 @@ func (contourUnit) proxyNeeds(v *view, c *core.Cluster) (need, bool, error) {
 		}
 		return need{}, false, nil
 	}
+	// A *bool (apis/projectcontour/v1alpha1/contourconfig.go): null is unset, Contour's default
+	// false (OverlayOnDefaults); another type is refused by the CRD's schema.
 	val, path, set := rt.field("envoy", "listener", "useProxyProtocol")
 	on, isBool := val.(bool)
-	if set && !isBool {
+	if set && val != nil && !isBool {
 		return need{}, false, inputError(v.gw, rt.kind, rt.obj.GetNamespace(), rt.obj.GetName(), field.Invalid(field.NewPath(path), val, "must be true or false"))
 	}
 	if on {
@@ -245,7 +247,7 @@ func (contourUnit) clientAddress(v *view, c *core.Cluster) (clientAddress, bool,
 		return clientAddress{}, false, nil
 	}
 	val, path, set := rt.field("envoy", "network", "numTrustedHops")
-	if !set {
+	if !set || val == nil {
 		return clientAddress{}, false, nil
 	}
 	n, err := trustedHops(val)

@@ -419,11 +419,19 @@ func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 	if err != nil {
 		return need{}, false, err
 	}
-	required := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Yes })
+	for _, lp := range lps {
+		if lp.policy != nil {
+			if _, err := egProxyProtocol(lp.policy); err != nil {
+				return need{}, false, inputError(v.gw, kindClientTraffic, lp.policy.GetNamespace(), lp.policy.GetName(), err)
+			}
+		}
+	}
+	fact := func(p *unstructured.Unstructured) core.Fact { f, _ := egProxyProtocol(p); return f }
+	required := byPolicy(lps, func(p *unstructured.Unstructured) bool { return fact(p) == core.Yes })
 	if len(required) > 0 {
 		return need{fact: core.Yes, msg: describe(required, "spec.proxyProtocol (or enableProxyProtocol: true)") + ": Envoy Gateway's listeners there require the header."}, true, nil
 	}
-	optional := byPolicy(lps, func(p *unstructured.Unstructured) bool { return egProxyProtocol(p) == core.Unknown })
+	optional := byPolicy(lps, func(p *unstructured.Unstructured) bool { return fact(p) == core.Unknown })
 	if len(optional) > 0 {
 		return need{fact: core.Unknown, msg: describe(optional, "spec.proxyProtocol.optional: true") + ": Envoy accepts connections with and without the header there."}, true, nil
 	}
@@ -431,18 +439,40 @@ func envoyGatewayNeeds(v *view, c *core.Cluster) (need, bool, error) {
 }
 
 // egProxyProtocol is Yes when the policy requires the PROXY header, Unknown when it accepts it
-// optionally, No when it says nothing of it.
-func egProxyProtocol(p *unstructured.Unstructured) core.Fact {
-	if pp, ok, _ := unstructured.NestedMap(p.Object, "spec", "proxyProtocol"); ok {
-		if opt, _, _ := unstructured.NestedBool(pp, "optional"); opt {
-			return core.Unknown
+// optionally, No when it says nothing of it, as Envoy Gateway's types read it
+// (api/v1alpha1/clienttrafficpolicy_types.go, v1.9.1): proxyProtocol is a
+// *ProxyProtocolSettings (null is unset) whose optional is a *bool, and "If both
+// EnableProxyProtocol and ProxyProtocol are set, ProxyProtocol takes precedence";
+// enableProxyProtocol is a *bool. A value of another type is refused by the CRD's schema: bad
+// input naming the field.
+func egProxyProtocol(p *unstructured.Unstructured) (core.Fact, *field.Error) {
+	if pp, set, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "proxyProtocol"); set && pp != nil {
+		m, ok := pp.(map[string]any)
+		if !ok {
+			return core.No, field.Invalid(field.NewPath("spec", "proxyProtocol"), pp, "must be an object")
 		}
-		return core.Yes
+		switch opt := m["optional"].(type) {
+		case nil:
+		case bool:
+			if opt {
+				return core.Unknown, nil
+			}
+		default:
+			return core.No, field.Invalid(field.NewPath("spec", "proxyProtocol", "optional"), opt, "must be true or false")
+		}
+		return core.Yes, nil
 	}
-	if on, ok, _ := unstructured.NestedBool(p.Object, "spec", "enableProxyProtocol"); ok && on {
-		return core.Yes
+	enable, _, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "enableProxyProtocol")
+	switch on := enable.(type) {
+	case nil:
+	case bool:
+		if on {
+			return core.Yes, nil
+		}
+	default:
+		return core.No, field.Invalid(field.NewPath("spec", "enableProxyProtocol"), on, "must be true or false")
 	}
-	return core.No
+	return core.No, nil
 }
 
 // envoyGatewayClientAddress reads spec.clientIPDetection of the ClientTrafficPolicies that
