@@ -197,6 +197,7 @@ func (ciliumUnit) expectProxy() remedy {
 
 func (ciliumUnit) doc() unitDoc {
 	return unitDoc{
+		Expects:       "a PROXY protocol header on every Gateway listener, and nothing else, with `enable-gateway-api-proxy-protocol`; the client address from X-Forwarded-For with the XFF keys",
 		Service:       "the Gateway's namespace, `cilium-gateway-<name>`; `externalTrafficPolicy` from `cilium-config`'s `gateway-api-service-externaltrafficpolicy` (`Cluster` by default), type and `externalTrafficPolicy` from the class's CiliumGatewayClassConfig `spec.service`",
 		Marks:         "label `io.cilium.gateway/owning-gateway`",
 		ProxyProtocol: "`enable-gateway-api-proxy-protocol` in ConfigMap `kube-system/cilium-config` (Helm `gatewayAPI.enableProxyProtocol`), read as the operator decodes it: `strconv.ParseBool`, empty is false, anything else is an error (the operator does not start)",

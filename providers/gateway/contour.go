@@ -121,6 +121,7 @@ func (contourUnit) expectProxy() remedy {
 
 func (contourUnit) doc() unitDoc {
 	return unitDoc{
+		Expects:       "a PROXY protocol header on every listener with `useProxyProtocol`; the client address from X-Forwarded-For with `numTrustedHops`",
 		Service:       "the Gateway's namespace, `envoy-<name>`, `externalTrafficPolicy: Local` by default; type, `externalTrafficPolicy` and annotations from the class's ContourDeployment `spec.envoy.networkPublishing`",
 		Marks:         "label `projectcontour.io/owning-gateway-name`",
 		ProxyProtocol: "`envoy.listener.useProxyProtocol: true` (Envoy's `proxy_protocol` filter on every listener, which refuses a connection without the header) in the ContourConfiguration the gateway provisioner made for the Gateway (`contourconfig-<gateway>` in its namespace), which is what the provisioned Contour reads, when it is among the inputs; else in the class's ContourDeployment `spec.runtimeSettings`, which the provisioner copies into that ContourConfiguration when it creates it and never again (`EnsureContourConfig`), so a change of the ContourDeployment afterwards is not what Contour runs with. A value that is not a bool is an error naming the object (the CRD's schema refuses it)",

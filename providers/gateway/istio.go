@@ -236,6 +236,7 @@ func (istioUnit) expectProxy() remedy {
 
 func (istioUnit) doc() unitDoc {
 	return unitDoc{
+		Expects:       "a PROXY protocol header with `gatewayTopology.proxyProtocol`; the client address from X-Forwarded-For with `numTrustedProxies`",
 		Service:       "the Gateway's namespace, `<name>-<class>` (or the Gateway's `gateway.istio.io/name-override`), with the Gateway's `spec.infrastructure` annotations and labels, or, where it sets none, the Gateway's own; the `service` overlay of the class's defaults ConfigMap (in istiod's namespace, `istio-system` unless `--istio-namespace` or `gateway.Options.IstioNamespace` says otherwise, labelled `gateway.istio.io/defaults-for-class: <class>`, the oldest of several), then that of the ConfigMap the Gateway's `spec.infrastructure.parametersRef` names, are applied over it",
 		Marks:         "ownerReference to the Gateway; labels `gateway.networking.k8s.io/gateway-name`, `istio.io/gateway-name`",
 		ProxyProtocol: "`proxy.istio.io/config` with `gatewayTopology.proxyProtocol` on the gateway's Pods: from the `deployment` overlay of its class defaults or parameters ConfigMap (`spec.template.metadata.annotations`), else the Gateway's `spec.infrastructure.annotations`, or, where it sets none, the Gateway's own annotations (which the template copies); YAML that does not parse is an error naming the Gateway (the proxy would not start)",

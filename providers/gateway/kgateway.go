@@ -228,6 +228,7 @@ func (kgatewayUnit) expectProxy() remedy {
 
 func (kgatewayUnit) doc() unitDoc {
 	return unitDoc{
+		Expects:       "a PROXY protocol header on the ports a ListenerPolicy's `proxyProtocol` covers; the client address from X-Forwarded-For with `xffNumTrustedHops` or `useRemoteAddress: false`",
 		Service:       "the Gateway's namespace, named after the Gateway, LoadBalancer by default; type, `externalTrafficPolicy`, `extraAnnotations` and `extraLabels` from GatewayParameters `spec.kube.service` (the Gateway's over its class's), under the Gateway's `spec.infrastructure`",
 		Marks:         "ownerReference to the Gateway with the label `kgateway: kube-gateway`",
 		ProxyProtocol: "a ListenerPolicy in the Gateway's namespace whose `targetRefs` name the Gateway or whose `targetSelectors` match its labels: `spec.default.proxyProtocol`, or `spec.perPort[].listener.proxyProtocol` for a listener's port (a port's entry replaces the default); present and not null is on. The report names the ports",

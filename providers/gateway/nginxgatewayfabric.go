@@ -182,6 +182,7 @@ func (nginxGatewayFabricUnit) expectProxy() remedy {
 
 func (nginxGatewayFabricUnit) doc() unitDoc {
 	return unitDoc{
+		Expects:       "a PROXY protocol header on every server with `rewriteClientIP.mode: ProxyProtocol`; the client address from X-Forwarded-For of trusted addresses with `mode: XForwardedFor`",
 		Service:       "the Gateway's namespace, `<name>-<class>`, `externalTrafficPolicy: Local` by default; type and `externalTrafficPolicy` from the effective NginxProxy's `spec.kubernetes.service` (the Gateway's over its class's, field by field), then the annotations its `patches` set",
 		Marks:         "label `gateway.networking.k8s.io/gateway-name` (an annotation of that key when the name is too long for a label)",
 		ProxyProtocol: "the effective NginxProxy (the Gateway's `spec.infrastructure.parametersRef` over the GatewayClass's `spec.parametersRef`, field by field): `spec.rewriteClientIP.mode: ProxyProtocol`; a mode the CRD refuses (it admits `ProxyProtocol` and `XForwardedFor`, case-sensitive) is an error naming the NginxProxy",

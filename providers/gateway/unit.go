@@ -155,6 +155,8 @@ func (r remedy) String() string {
 type unitDoc struct {
 	// Service: where the generated Service is and what shapes it.
 	Service string
+	// Expects: in short, what the implementation's proxy then expects from the load balancer.
+	Expects string
 	// Marks: what names the Service's Gateway.
 	Marks string
 	// ProxyProtocol: what loopguard reads of the proxy's PROXY protocol.
