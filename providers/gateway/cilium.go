@@ -45,11 +45,10 @@ const (
 
 type ciliumUnit struct{ base }
 
-// ciliumConfig is what the unit read for a Gateway: spec.service of the class's
-// CiliumGatewayClassConfig, and the cilium-config ConfigMap, when known.
+// ciliumConfig is what the unit read for a Gateway: the class's CiliumGatewayClassConfig, when
+// known.
 type ciliumConfig struct {
-	service map[string]any
-	cm      *corev1.ConfigMap
+	classConfig *unstructured.Unstructured
 }
 
 func (ciliumUnit) id() Implementation        { return Cilium }
@@ -69,12 +68,25 @@ func (ciliumUnit) resources() []schema.GroupVersionResource {
 }
 
 func (ciliumUnit) read(v *view, c *core.Cluster, _ Options) {
-	v.cfg = ciliumConfig{service: ciliumServiceOf(v, c), cm: c.ConfigMap(ciliumConfigNamespace, ciliumConfigName)}
+	v.cfg = ciliumConfig{classConfig: ciliumClassConfigOf(v, c)}
 }
 
-func ciliumCfg(v *view) ciliumConfig {
+// ciliumService is spec.service of the class's CiliumGatewayClassConfig.
+func ciliumService(v *view) map[string]any {
 	cfg, _ := v.cfg.(ciliumConfig)
-	return cfg
+	if cfg.classConfig == nil {
+		return nil
+	}
+	m, _, _ := unstructured.NestedMap(cfg.classConfig.Object, "spec", "service")
+	return m
+}
+
+// ciliumConfigMap is kube-system/cilium-config, when among the inputs.
+func ciliumConfigMap(v *view) *corev1.ConfigMap {
+	if v.cluster == nil {
+		return nil
+	}
+	return v.cluster.ConfigMap(ciliumConfigNamespace, ciliumConfigName)
 }
 
 // ciliumBool reads a bool key of cilium-config as the operator decodes it: mapstructure with
@@ -126,17 +138,17 @@ func ciliumBad(key, val, why string) error {
 func (ciliumUnit) service(v *view, svc *corev1.Service, _ Options) {
 	svc.Name = "cilium-gateway-" + v.gw.Name
 	svc.Labels[labelCiliumOwning] = v.gw.Name
-	cfg := ciliumCfg(v)
 	svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
-	if cfg.cm != nil {
-		if p := cfg.cm.Data[ciliumServiceETP]; p == string(corev1.ServiceExternalTrafficPolicyLocal) || p == string(corev1.ServiceExternalTrafficPolicyCluster) {
+	if cm := ciliumConfigMap(v); cm != nil {
+		if p := cm.Data[ciliumServiceETP]; p == string(corev1.ServiceExternalTrafficPolicyLocal) || p == string(corev1.ServiceExternalTrafficPolicyCluster) {
 			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
 		}
 	}
-	if t, ok := cfg.service["type"].(string); ok && t != "" {
+	service := ciliumService(v)
+	if t, ok := service["type"].(string); ok && t != "" {
 		svc.Spec.Type = corev1.ServiceType(t)
 	}
-	if p, ok := cfg.service["externalTrafficPolicy"].(string); ok && p != "" {
+	if p, ok := service["externalTrafficPolicy"].(string); ok && p != "" {
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(p)
 	}
 }
@@ -145,7 +157,7 @@ func (ciliumUnit) service(v *view, svc *corev1.Service, _ Options) {
 // listener, which then accepts only connections that send it. Only cilium-config holds it, so
 // when that ConfigMap is among the inputs and says nothing, the listeners read no header.
 func (ciliumUnit) proxyNeeds(v *view, _ *core.Cluster) (need, bool, error) {
-	cm := ciliumCfg(v).cm
+	cm := ciliumConfigMap(v)
 	if cm == nil {
 		return need{}, false, nil
 	}
@@ -154,7 +166,7 @@ func (ciliumUnit) proxyNeeds(v *view, _ *core.Cluster) (need, bool, error) {
 		return need{}, false, err
 	}
 	if on {
-		return need{fact: core.Yes, msg: fmt.Sprintf("ConfigMap %s/%s sets %s: %q: Cilium's Gateway listeners accept only PROXY protocol traffic.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol, cm.Data[ciliumProxyProtocol])}, true, nil
+		return need{fact: core.Yes, msg: "ConfigMap " + ciliumConfigNamespace + "/" + ciliumConfigName + " sets " + ciliumProxyProtocol + ": \"" + cm.Data[ciliumProxyProtocol] + "\": Cilium's Gateway listeners accept only PROXY protocol traffic."}, true, nil
 	}
 	return need{fact: core.No, msg: fmt.Sprintf("ConfigMap %s/%s does not set %s: \"true\": Cilium's Gateway listeners read no PROXY header.", ciliumConfigNamespace, ciliumConfigName, ciliumProxyProtocol)}, true, nil
 }
@@ -163,7 +175,7 @@ func (ciliumUnit) proxyNeeds(v *view, _ *core.Cluster) (need, bool, error) {
 // false, make every Gateway listener take the client address from X-Forwarded-For
 // (OriginalIPDetectionConfig, operator/pkg/gateway-api/cell.go).
 func (ciliumUnit) clientAddress(v *view, _ *core.Cluster) (clientAddress, bool, error) {
-	cm := ciliumCfg(v).cm
+	cm := ciliumConfigMap(v)
 	if cm == nil {
 		return clientAddress{}, false, nil
 	}
@@ -213,10 +225,10 @@ func (ciliumUnit) doc() unitDoc {
 	}
 }
 
-// ciliumServiceOf is spec.service of the CiliumGatewayClassConfig the GatewayClass's
-// spec.parametersRef names: Cilium takes the generated Service's type, externalTrafficPolicy,
-// loadBalancerClass and the rest from it (operator/pkg/model/ingestion, toServiceModel).
-func ciliumServiceOf(v *view, c *core.Cluster) map[string]any {
+// ciliumClassConfigOf is the CiliumGatewayClassConfig the GatewayClass's spec.parametersRef
+// names: Cilium takes the generated Service's type, externalTrafficPolicy, loadBalancerClass and
+// the rest from its spec.service (operator/pkg/model/ingestion, toServiceModel).
+func ciliumClassConfigOf(v *view, c *core.Cluster) *unstructured.Unstructured {
 	if c == nil || v.class == nil {
 		return nil
 	}
@@ -224,10 +236,5 @@ func ciliumServiceOf(v *view, c *core.Cluster) map[string]any {
 	if !ok || r["group"] != ciliumGroup || r["kind"] != kindCiliumGatewayConfig {
 		return nil
 	}
-	u := c.Custom(ciliumGroup, kindCiliumGatewayConfig, r["namespace"], r["name"])
-	if u == nil {
-		return nil
-	}
-	m, _, _ := unstructured.NestedMap(u.Object, "spec", "service")
-	return m
+	return c.Custom(ciliumGroup, kindCiliumGatewayConfig, r["namespace"], r["name"])
 }

@@ -197,6 +197,8 @@ type view struct {
 	shared bool
 	// cfg is what the unit's read found: its own objects that configure the Gateway.
 	cfg any
+	// cluster is what the Gateway is judged among; nil when nothing is known.
+	cluster *core.Cluster
 	// listeners are the Gateway's own and those of the ListenerSets attached to it (sets), in
 	// the order Gateway API merges them.
 	listeners []listener
@@ -236,7 +238,7 @@ func (v *view) read(c *core.Cluster, o Options) {
 
 // look gathers the Gateway's class, implementation and Service.
 func (d *Dialect) look(gw *gwv1.Gateway, c *core.Cluster) *view {
-	v := &view{gw: gw}
+	v := &view{gw: gw, cluster: c}
 	if c != nil {
 		v.class = classOf(c, string(gw.Spec.GatewayClassName))
 	}

@@ -13,6 +13,13 @@
 // kept) go into the exposure's Needs. Envoy Gateway's merged Gateways share one Service, judged
 // as each of them.
 //
+// Each implementation is one unit, one file of this package (envoygateway.go,
+// nginxgatewayfabric.go, istio.go, cilium.go, contour.go, kgateway.go, traefik.go): how it is
+// recognised, how each of its settings is read as the implementation reads it, what its proxy
+// then expects, where a fix goes, and the upstream source of each fact with its release. The
+// rest of the package asks the units (unit.go) and names no implementation; docs/gateway.md's
+// tables of implementations are generated from the units.
+//
 // Its driver never writes a Service another controller owns: the implementation would rewrite
 // it. A change the wrapped driver plans on the Service's annotations or labels is planned on
 // Gateway.spec.infrastructure.annotations / labels instead (Gateway API v1.1+, which the

@@ -216,6 +216,7 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	if v.class == nil && req.Cluster != nil && v.gw.Spec.GatewayClassName != "" {
 		v.class = classOf(req.Cluster, string(v.gw.Spec.GatewayClassName))
 	}
+	v.cluster = req.Cluster
 	if v.cfg == nil {
 		v.read(req.Cluster, d.dialect.opts)
 	}

@@ -38,22 +38,40 @@ func ImplementationOf(controllerName string) Implementation {
 
 // unitOfController is the unit that claims a GatewayClass controllerName, exactly or by domain.
 func unitOfController(controllerName string) unit {
-	for _, u := range units {
-		for _, name := range u.controllerNames() {
-			if name == controllerName {
-				return u
-			}
-		}
+	if u, ok := controllers.exact[controllerName]; ok {
+		return u
 	}
-	for _, u := range units {
-		for _, name := range u.controllerNames() {
-			if domain, _, ok := strings.Cut(name, "/"); ok && strings.HasPrefix(controllerName, domain+"/") {
-				return u
-			}
+	for _, d := range controllers.domains {
+		if strings.HasPrefix(controllerName, d.prefix) {
+			return d.u
 		}
 	}
 	return nil
 }
+
+// controllers indexes the units' controllerNames once: every Gateway's evaluation looks its
+// class up.
+var controllers = func() (ix struct {
+	exact   map[string]unit
+	domains []struct {
+		prefix string
+		u      unit
+	}
+}) {
+	ix.exact = map[string]unit{}
+	for _, u := range units {
+		for _, name := range u.controllerNames() {
+			ix.exact[name] = u
+			if domain, _, ok := strings.Cut(name, "/"); ok {
+				ix.domains = append(ix.domains, struct {
+					prefix string
+					u      unit
+				}{domain + "/", u})
+			}
+		}
+	}
+	return ix
+}()
 
 // unitOfClass is the unit of a GatewayClass, nil when its controllerName is not known.
 func unitOfClass(class *unstructured.Unstructured) unit {

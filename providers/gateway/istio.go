@@ -151,11 +151,15 @@ func istioProxyConfig(v *view) (map[string]any, string, bool, error) {
 	var cfg, from string
 	if val, ok := istioParams(v).podAnnotations()[istioProxyConfigAnn]; ok {
 		cfg, from = val, "the deployment overlay's Pod annotation"
-	} else if val, ok := istioInfra(v.gw, "annotations")[istioProxyConfigAnn]; ok {
-		cfg, from = val, "the annotation"
-		if inf := v.gw.Spec.Infrastructure; inf != nil && inf.Annotations != nil {
-			from = "the spec.infrastructure annotation"
+	} else if inf := v.gw.Spec.Infrastructure; inf != nil && inf.Annotations != nil {
+		// What istioInfra copies, looked up without copying it.
+		val, ok := inf.Annotations[gwv1.AnnotationKey(istioProxyConfigAnn)]
+		if !ok {
+			return nil, "", false, nil
 		}
+		cfg, from = string(val), "the spec.infrastructure annotation"
+	} else if val, ok := v.gw.Annotations[istioProxyConfigAnn]; ok {
+		cfg, from = val, "the annotation"
 	} else {
 		return nil, "", false, nil
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,20 +92,35 @@ func (kgatewayUnit) service(v *view, svc *corev1.Service, _ Options) {
 // (api/v1alpha1/kgateway/listener_policy_types.go). Its targetRefs are
 // LocalPolicyTargetReferences: no sectionName; per port is how it configures one listener.
 type kgatewayListenerConfig struct {
-	m    map[string]any
-	path *field.Path
+	m map[string]any
+	// entry is the index of the spec.perPort entry; -1 for spec.default.
+	entry int
+}
+
+// path is where the ListenerConfig is in the policy, for an error.
+func (c kgatewayListenerConfig) path() *field.Path {
+	if c.entry < 0 {
+		return field.NewPath("spec", "default")
+	}
+	return field.NewPath("spec", "perPort").Index(c.entry).Child("listener")
 }
 
 func kgatewayConfigs(p *unstructured.Unstructured) (def kgatewayListenerConfig, perPort map[int64]kgatewayListenerConfig) {
-	def = kgatewayListenerConfig{path: field.NewPath("spec", "default")}
-	def.m, _, _ = unstructured.NestedMap(p.Object, "spec", "default")
-	perPort = map[int64]kgatewayListenerConfig{}
-	list, _, _ := unstructured.NestedSlice(p.Object, "spec", "perPort")
-	for i, item := range list {
+	def = kgatewayListenerConfig{entry: -1}
+	if m, ok, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "default"); ok {
+		def.m, _ = m.(map[string]any)
+	}
+	list, _, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "perPort")
+	entries, _ := list.([]any)
+	if len(entries) == 0 {
+		return def, nil
+	}
+	perPort = make(map[int64]kgatewayListenerConfig, len(entries))
+	for i, item := range entries {
 		if m, ok := item.(map[string]any); ok {
 			if port, ok := intOf(m["port"]); ok {
-				cfg := kgatewayListenerConfig{path: field.NewPath("spec", "perPort").Index(i).Child("listener")}
-				cfg.m, _, _ = unstructured.NestedMap(m, "listener")
+				cfg := kgatewayListenerConfig{entry: i}
+				cfg.m, _ = m["listener"].(map[string]any)
 				perPort[port] = cfg
 			}
 		}
@@ -177,45 +193,63 @@ func (kgatewayUnit) clientAddress(v *view, c *core.Cluster) (clientAddress, bool
 	}
 	for _, p := range ps {
 		def, perPort := kgatewayConfigs(p)
+		defSays, err := kgatewayClientSettings(v, p, def)
+		if err != nil {
+			return clientAddress{}, false, err
+		}
+		var portSays map[int64]string
+		if len(perPort) > 0 {
+			portSays = make(map[int64]string, len(perPort))
+		}
+		for port, cfg := range perPort {
+			if portSays[port], err = kgatewayClientSettings(v, p, cfg); err != nil {
+				return clientAddress{}, false, err
+			}
+		}
 		var on []listener
-		var what []string
+		var says string
 		for _, l := range ownListeners(v.gw) {
-			cfg, ok := perPort[int64(l.Port)]
+			s, ok := portSays[int64(l.Port)]
 			if !ok {
-				cfg = def
+				s = defSays
 			}
-			bad := func(name string, val any, why string) error {
-				return inputError(v.gw, kindListenerPolicy, p.GetNamespace(), p.GetName(), field.Invalid(cfg.path.Child("httpSettings", name), val, why))
-			}
-			var says []string
-			if val, set, _ := unstructured.NestedFieldNoCopy(cfg.m, "httpSettings", "xffNumTrustedHops"); set && val != nil {
-				n, err := kgatewayHops(val)
-				if err != nil {
-					return clientAddress{}, false, bad("xffNumTrustedHops", val, err.Error())
-				}
-				if n != 0 {
-					says = append(says, fmt.Sprintf("httpSettings.xffNumTrustedHops (%d)", n))
-				}
-			}
-			if val, set, _ := unstructured.NestedFieldNoCopy(cfg.m, "httpSettings", "useRemoteAddress"); set && val != nil {
-				b, ok := val.(bool)
-				if !ok {
-					return clientAddress{}, false, bad("useRemoteAddress", val, "must be true or false")
-				}
-				if !b {
-					says = append(says, "httpSettings.useRemoteAddress: false")
-				}
-			}
-			if len(says) > 0 {
-				on = append(on, l)
-				what = says
+			if s != "" {
+				on, says = append(on, l), s
 			}
 		}
 		if len(on) > 0 {
-			return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets %s for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by the proxies in front.", p.GetNamespace(), p.GetName(), strings.Join(what, " and "), onListeners(on))}, true, nil
+			return clientAddress{why: fmt.Sprintf("ListenerPolicy %s/%s sets %s for listener %s: kgateway's Envoy takes the client address from X-Forwarded-For set by the proxies in front.", p.GetNamespace(), p.GetName(), says, onListeners(on))}, true, nil
 		}
 	}
 	return clientAddress{}, false, nil
+}
+
+// kgatewayClientSettings says what a ListenerConfig's httpSettings set about the client
+// address ("" when nothing), or why the policy is bad input.
+func kgatewayClientSettings(v *view, p *unstructured.Unstructured, cfg kgatewayListenerConfig) (string, error) {
+	var hops, remote string
+	if val, set, _ := unstructured.NestedFieldNoCopy(cfg.m, "httpSettings", "xffNumTrustedHops"); set && val != nil {
+		n, err := kgatewayHops(val)
+		if err != nil {
+			return "", inputError(v.gw, kindListenerPolicy, p.GetNamespace(), p.GetName(), field.Invalid(cfg.path().Child("httpSettings", "xffNumTrustedHops"), val, err.Error()))
+		}
+		if n != 0 {
+			hops = "httpSettings.xffNumTrustedHops (" + strconv.FormatInt(n, 10) + ")"
+		}
+	}
+	if val, set, _ := unstructured.NestedFieldNoCopy(cfg.m, "httpSettings", "useRemoteAddress"); set && val != nil {
+		b, ok := val.(bool)
+		if !ok {
+			return "", inputError(v.gw, kindListenerPolicy, p.GetNamespace(), p.GetName(), field.Invalid(cfg.path().Child("httpSettings", "useRemoteAddress"), val, "must be true or false"))
+		}
+		if !b {
+			remote = "httpSettings.useRemoteAddress: false"
+		}
+	}
+	if hops != "" && remote != "" {
+		return hops + " and " + remote, nil
+	}
+	return hops + remote, nil
 }
 
 func (kgatewayUnit) ownResource(*view) string {

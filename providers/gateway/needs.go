@@ -77,7 +77,11 @@ func parametersNamed(gw *gwv1.Gateway, class *unstructured.Unstructured, group, 
 // parameters returns the objects of group/kind that the Gateway's
 // spec.infrastructure.parametersRef and its class's spec.parametersRef name, in that order.
 func parameters(gw *gwv1.Gateway, class *unstructured.Unstructured, c *core.Cluster, group, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
+	return appendParameters(nil, gw, class, c, group, kind)
+}
+
+// appendParameters is parameters appended to out (a unit's own buffer).
+func appendParameters(out []*unstructured.Unstructured, gw *gwv1.Gateway, class *unstructured.Unstructured, c *core.Cluster, group, kind string) []*unstructured.Unstructured {
 	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil {
 		if r := inf.ParametersRef; string(r.Group) == group && string(r.Kind) == kind {
 			if u := c.Custom(group, kind, gw.Namespace, r.Name); u != nil {

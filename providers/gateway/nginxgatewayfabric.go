@@ -31,8 +31,10 @@ const (
 
 type nginxGatewayFabricUnit struct{ base }
 
-// ngfConfig is what the unit read for a Gateway: its NginxProxies, the Gateway's own first.
+// ngfConfig is what the unit read for a Gateway: its NginxProxies, the Gateway's own first (at
+// most two: the Gateway's and its class's, in buf).
 type ngfConfig struct {
+	buf     [2]*unstructured.Unstructured
 	proxies []*unstructured.Unstructured
 }
 
@@ -45,12 +47,16 @@ func (nginxGatewayFabricUnit) resources() []schema.GroupVersionResource {
 }
 
 func (nginxGatewayFabricUnit) read(v *view, c *core.Cluster, _ Options) {
-	v.cfg = ngfConfig{proxies: parameters(v.gw, v.class, c, ngfGroup, kindNginxProxy)}
+	cfg := &ngfConfig{}
+	cfg.proxies = appendParameters(cfg.buf[:0], v.gw, v.class, c, ngfGroup, kindNginxProxy)
+	v.cfg = cfg
 }
 
 func nginxProxies(v *view) []*unstructured.Unstructured {
-	cfg, _ := v.cfg.(ngfConfig)
-	return cfg.proxies
+	if cfg, ok := v.cfg.(*ngfConfig); ok {
+		return cfg.proxies
+	}
+	return nil
 }
 
 // ngfEffective is a field of the effective NginxProxy: the first of the Gateway's own and its
