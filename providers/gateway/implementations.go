@@ -177,6 +177,20 @@ func Resources() (namespaced, clusterScoped []schema.GroupVersionResource) {
 	}
 }
 
+// ContainerArgs are the arguments of a Pod's container that the Gateway layer reads (an
+// implementation's static configuration given as arguments: Traefik's), normalized as
+// "--key=value": a host that caches Pods with only what loopguard reads (adapters/controller)
+// keeps these as the container's Args and drops its Command. Read alone they say what the
+// container's own command and arguments say. nil when nothing of the container is read.
+func ContainerArgs(c corev1.Container) []string {
+	for _, u := range units {
+		if args := u.containerArgs(c); args != nil {
+			return args
+		}
+	}
+	return nil
+}
+
 // ConfigMapRef names ConfigMaps a host reads for the Gateway layer: the one called Name in
 // Namespace, or, when Name is empty, those of Namespace that LabelSelector selects.
 type ConfigMapRef struct {

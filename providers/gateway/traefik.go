@@ -314,6 +314,22 @@ func traefikConfigOf(p *corev1.Pod, ctr corev1.Container) *traefikConfig {
 	return tc
 }
 
+// containerArgs: the arguments Traefik's Gateway layer reads, each key as first written with its
+// value as paerser assembles it (a repeated list joined), so that traefikParse reads the same.
+func (traefikUnit) containerArgs(c corev1.Container) []string {
+	values, written := traefikParse(traefikArgs(c))
+	if !traefikEnabled(values, traefikProvider) {
+		return nil
+	}
+	out := []string{}
+	for _, k := range sortedKeys(values) {
+		if _, known := traefikKindOf(k); known {
+			out = append(out, written[k]+"="+values[k])
+		}
+	}
+	return out
+}
+
 type traefikConfigsKey struct{}
 
 // traefikConfigs reads the static configuration of every Traefik Pod that runs the Gateway

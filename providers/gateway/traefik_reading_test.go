@@ -115,3 +115,28 @@ func TestTraefikDefaultEntryPoint(t *testing.T) {
 		t.Fatalf("entry points %v, want only http on :80", tc.entryPoints)
 	}
 }
+
+// TestTraefikContainerArgs: the arguments ContainerArgs keeps of a Traefik container say, read
+// alone, what the container says: every spelling above, and the space-separated and repeated
+// forms a filter by prefix would lose (a value in its own argument, a second trustedIPs).
+func TestTraefikContainerArgs(t *testing.T) {
+	cases := [][]string{
+		{"--providers.kubernetesgateway", "--entryPoints.web.address", ":8000", "--log.level", "DEBUG", "--entryPoints.web.forwardedHeaders.trustedIPs", "10.0.0.0/8"},
+		{"traefik", "-providers.kubernetesgateway", "--entryPoints.web.address=:8000/tcp", "--entryPoints.web.proxyProtocol.trustedIPs=10.0.0.0/8", "--ENTRYPOINTS.WEB.PROXYPROTOCOL.TRUSTEDIPS=192.168.0.1"},
+		{"--providers.kubernetesgateway", "--entryPoints.web.address=:8000", "--entryPoints.web.proxyProtocol=1", "--entryPoints.web.proxyProtocol.insecure"},
+		{"--providers.kubernetesgateway", "--entryPoints.web.address=:8000", "--entryPoints.web.proxyProtocol.insecure=yes"},
+		{"--providers.kubernetesgateway", "--providers.kubernetesgateway.statusaddress.service.name=traefik", "--providers.kubernetesgateway.statusaddress.service.namespace=traefik"},
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "traefik", Name: "traefik-0"}}
+	for _, args := range cases {
+		c := corev1.Container{Name: "traefik", Args: args}
+		kept := ContainerArgs(c)
+		want, got := traefikConfigOf(p, c), traefikConfigOf(p, corev1.Container{Name: "traefik", Args: kept})
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(traefikConfig{}, traefikEntryPoint{}), cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) })); diff != "" {
+			t.Errorf("%q kept as %q reads differently (-container +kept):\n%s", args, kept, diff)
+		}
+	}
+	if kept := ContainerArgs(corev1.Container{Args: []string{"--entryPoints.web.address=:8000"}}); kept != nil {
+		t.Errorf("a container without the Gateway API provider keeps %q", kept)
+	}
+}

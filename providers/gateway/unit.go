@@ -46,6 +46,10 @@ type unit interface {
 	namespaces(class *unstructured.Unstructured, o Options) []string
 	// configMaps are the ConfigMaps the unit reads for gw besides kube-system's.
 	configMaps(gw *gwv1.Gateway, o Options) []ConfigMapRef
+	// containerArgs are the arguments of a container the unit reads (an implementation's static
+	// configuration), normalized so that the unit reads them alone as it reads the container;
+	// nil when the unit reads nothing of it.
+	containerArgs(c corev1.Container) []string
 
 	// read finds the implementation's own objects that configure the Gateway and keeps them in
 	// v.cfg for the hooks below. It runs once per view, after the Service is known.
@@ -113,6 +117,7 @@ func (base) classService(*corev1.Service) (string, string, bool)      { return "
 func (base) resources() []schema.GroupVersionResource                 { return nil }
 func (base) namespaces(*unstructured.Unstructured, Options) []string  { return nil }
 func (base) configMaps(*gwv1.Gateway, Options) []ConfigMapRef         { return nil }
+func (base) containerArgs(corev1.Container) []string                  { return nil }
 func (base) read(*view, *core.Cluster, Options)                       {}
 func (base) sharedByClass(*view) bool                                 { return false }
 func (base) service(*view, *corev1.Service, Options)                  {}
