@@ -15,8 +15,8 @@ import (
 	"github.com/loopguard/loopguard/core"
 )
 
-// trustedHops reads a hop count, a uint32 in each implementation's API (Envoy's
-// xff_num_trusted_hops).
+// trustedHops reads a hop count typed as a uint32, as Envoy's xff_num_trusted_hops is; a unit
+// whose API types it otherwise (kgateway's int32) reads it its own way.
 func trustedHops(v any) (int64, error) {
 	n, ok := intOf(v)
 	if !ok || n < 0 || n > math.MaxUint32 {
