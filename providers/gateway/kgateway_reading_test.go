@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,6 +56,58 @@ func TestKGatewayListenerConfigSpellings(t *testing.T) {
 			n, err := kgatewayHops(tc.value)
 			if (err != nil) != tc.fails || n != tc.want {
 				t.Errorf("%v = %d, %v; want %d, fails %v", tc.value, n, err, tc.want, tc.fails)
+			}
+		})
+	}
+}
+
+// TestKGatewayClientSettingsSpellings: httpSettings.useRemoteAddress is a *bool ("If this field
+// is omitted, it will fallback to the default value of 'true', which we set for all Envoy
+// HCMs"; false: "Envoy will use the X-Forwarded-For header to determine the client address"),
+// and xffNumTrustedHops an *int32, in listener_policy_types.go at main 028d2df5. A JSON null is
+// an unset pointer; a string or number where the API types a bool is refused by the API server
+// (the CRD's schema), so loopguard reports the policy and field rather than reading a default.
+func TestKGatewayClientSettingsSpellings(t *testing.T) {
+	cases := map[string]struct {
+		yaml  string
+		says  string
+		fails string
+	}{
+		"absent":             {yaml: `httpSettings: {}`},
+		"no httpSettings":    {yaml: `proxyProtocol: {}`},
+		"remote true":        {yaml: `httpSettings: {useRemoteAddress: true}`},
+		"remote false":       {yaml: `httpSettings: {useRemoteAddress: false}`, says: "httpSettings.useRemoteAddress: false"},
+		"remote null":        {yaml: `httpSettings: {useRemoteAddress: null}`},
+		"remote string":      {yaml: `httpSettings: {useRemoteAddress: "false"}`, fails: `spec.default.httpSettings.useRemoteAddress: Invalid value: "false": must be true or false`},
+		"remote String True": {yaml: `httpSettings: {useRemoteAddress: "True"}`, fails: `spec.default.httpSettings.useRemoteAddress: Invalid value: "True"`},
+		"remote zero":        {yaml: `httpSettings: {useRemoteAddress: 0}`, fails: `spec.default.httpSettings.useRemoteAddress: Invalid value: 0`},
+		"hops zero":          {yaml: `httpSettings: {xffNumTrustedHops: 0}`},
+		"hops null":          {yaml: `httpSettings: {xffNumTrustedHops: null}`},
+		"hops one":           {yaml: `httpSettings: {xffNumTrustedHops: 1}`, says: "httpSettings.xffNumTrustedHops (1)"},
+		"hops string":        {yaml: `httpSettings: {xffNumTrustedHops: "1"}`, fails: `spec.default.httpSettings.xffNumTrustedHops: Invalid value: "1"`},
+		"both": {yaml: `httpSettings: {xffNumTrustedHops: 2, useRemoteAddress: false}`,
+			says: "httpSettings.xffNumTrustedHops (2) and httpSettings.useRemoteAddress: false"},
+		"hops zero remote true": {yaml: `httpSettings: {xffNumTrustedHops: 0, useRemoteAddress: true}`},
+	}
+	v := &view{gw: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "web"}}}
+	p := &unstructured.Unstructured{}
+	p.SetNamespace("edge")
+	p.SetName("lp")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := kgatewayListenerConfig{entry: -1}
+			if err := yaml.Unmarshal([]byte(tc.yaml), &cfg.m); err != nil {
+				t.Fatal(err)
+			}
+			says, err := kgatewayClientSettings(v, p, cfg)
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), "ListenerPolicy edge/lp: "+tc.fails) {
+					t.Fatalf("%s: error %v, want one with %q", tc.yaml, err, tc.fails)
+				}
+				return
+			}
+			if err != nil || says != tc.says {
+				t.Errorf("%s: %q, %v; want %q", tc.yaml, says, err, tc.says)
 			}
 		})
 	}
