@@ -7,7 +7,7 @@ import (
 
 // CapabilityCache remembers, for a while, which allowlisted capabilities the cloud refused, so
 // that a host does not ask the cloud again on every reconcile for something support has not
-// granted. It is an explicit piece a host wires in (WithCapabilityCache); declarations (the
+// granted. It is an explicit piece a host wires in (ReconcilerOptions.CapabilityCache); declarations (the
 // profile's allowlists, a driver's options) stay the only source of grants. A CapabilityCache
 // is safe for concurrent use; the zero value is not usable, use NewCapabilityCache.
 type CapabilityCache struct {

@@ -63,7 +63,7 @@ func TestReconcileCheckEachRetriesUntilEveryEntryHolds(t *testing.T) {
 	drv := drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 		return &core.Plan{Object: req.Result.Exposure.Object, Decision: req.Result.Decision, Checks: []core.Check{ipModeEach("Proxy")}}, nil
 	}}
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem})
 	setIngress := func(entries ...any) {
 		live, _ := mem.Get(context.Background(), svcKey)
 		_ = unstructured.SetNestedSlice(live.Object, entries, "status", "loadBalancer", "ingress")
@@ -107,7 +107,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 
 	t.Run("creates, then writes nothing", func(t *testing.T) {
 		mem := drivertest.NewCluster()
-		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), core.WithClusterWriter(mem))
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), &core.ReconcilerOptions{ClusterWriter: mem})
 		out, err := r.Reconcile(context.Background(), nil, nil)
 		if err != nil || len(out.Written) != 1 {
 			t.Fatalf("first run: %v, written %v", err, out.Written)
@@ -119,7 +119,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 	})
 	t.Run("never edits an existing object", func(t *testing.T) {
 		mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", map[string]any{"spec": map[string]any{"type": "LoadBalancer"}}))
-		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), core.WithClusterWriter(mem))
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), plan()), &core.ReconcilerOptions{ClusterWriter: mem})
 		_, err := r.Reconcile(context.Background(), nil, nil)
 		if !errors.Is(err, core.ErrImmutable) || !strings.Contains(err.Error(), "can only be set when it is created") {
 			t.Errorf("err = %v, want core.ErrImmutable", err)
@@ -134,7 +134,7 @@ func TestReconcileCreateOnly(t *testing.T) {
 		drv := drivertest.DriverFuncs{PlanFn: func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
 			return &core.Plan{Object: req.Result.Exposure.Object, Changes: []core.Change{bad}}, nil
 		}}
-		r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(drivertest.NewCluster()))
+		r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), &core.ReconcilerOptions{ClusterWriter: drivertest.NewCluster()})
 		p, err := r.Plan(context.Background(), nil, nil)
 		if err != nil || !errors.Is(p.Blocked.Err(), core.ErrInvalid) {
 			t.Errorf("blocked = %v, %v; want core.ErrInvalid", p.Blocked, err)

@@ -6,7 +6,7 @@
 // one Provider per cloud — tencent.NewProvider, volcengine.NewProvider, kubernetes.NewProvider
 // — and a Reconciler built from it:
 //
-//	r := core.NewReconciler(p, core.WithClusterWriter(w), core.WithPolicy(policy))
+//	r := core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: w, Policy: policy})
 //	plan, err := r.Plan(ctx, svc, cluster)  // reads only; plan.Blocked says why not, as data
 //	out, err := r.Apply(ctx, plan)          // out.Written: what was really written
 //	out, err = r.Remove(ctx, svc, cluster)  // takes back what loopguard set, nothing else

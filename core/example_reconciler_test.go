@@ -42,7 +42,7 @@ func ExampleEvaluate() {
 // second reconcile writes nothing.
 func ExampleNewReconciler() {
 	prov, cloud, live, svc, facts := exampleSetup()
-	r := core.NewReconciler(prov, core.WithClusterWriter(live), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(prov, &core.ReconcilerOptions{ClusterWriter: live, Policy: core.Policy{Prefer: core.PreferLBFeatures}})
 	ctx := context.Background()
 
 	plan, err := r.Plan(ctx, svc, facts)
@@ -67,7 +67,7 @@ func ExampleNewReconciler() {
 func ExampleReconciler_Plan() {
 	prov, _, live, svc, _ := exampleSetup()
 	noTicket, _ := core.NewCluster(core.ClusterProfile{}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
-	r := core.NewReconciler(prov, core.WithClusterWriter(live), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures, AllowTickets: true}))
+	r := core.NewReconciler(prov, &core.ReconcilerOptions{ClusterWriter: live, Policy: core.Policy{Prefer: core.PreferLBFeatures, AllowTickets: true}})
 	plan, _ := r.Plan(context.Background(), svc, noTicket)
 	fmt.Println(plan.Blocked.Kind, plan.Blocked.Capability, "—", plan.Blocked.Ask)
 	fmt.Println(errors.Is(plan.Blocked.Err(), core.ErrNotAllowlisted))
@@ -79,7 +79,7 @@ func ExampleReconciler_Plan() {
 // Remove takes back what loopguard set, and only that; a second Remove writes nothing.
 func ExampleReconciler_Remove() {
 	prov, cloud, live, svc, facts := exampleSetup()
-	r := core.NewReconciler(prov, core.WithClusterWriter(live), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(prov, &core.ReconcilerOptions{ClusterWriter: live, Policy: core.Policy{Prefer: core.PreferLBFeatures}})
 	ctx := context.Background()
 	_, _ = r.Reconcile(ctx, svc, facts)
 	fmt.Println("after apply:", cloud.State())
@@ -96,7 +96,7 @@ func ExampleReconciler_Remove() {
 // Apply returns a RetryError, with its delay, while the cloud is busy.
 func ExampleReconciler_Apply() {
 	prov, cloud, live, svc, facts := exampleSetup()
-	r := core.NewReconciler(prov, core.WithClusterWriter(live), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(prov, &core.ReconcilerOptions{ClusterWriter: live, Policy: core.Policy{Prefer: core.PreferLBFeatures}})
 	cloud.SetBusy(true)
 	plan, _ := r.Plan(context.Background(), svc, facts)
 	_, err := r.Apply(context.Background(), plan)

@@ -60,8 +60,8 @@ type Remover interface {
 }
 
 // OwnershipChecker is implemented by drivers whose cloud changes find their target through
-// something a tenant can edit, such as an annotation naming a load balancer. A Reconciler built
-// WithOwnershipCheck asks before any cloud change is planned to be written.
+// something a tenant can edit, such as an annotation naming a load balancer. A Reconciler with
+// ReconcilerOptions.OwnershipCheck asks before any cloud change is planned to be written.
 type OwnershipChecker interface {
 	// CheckOwnership returns nil when ch's target belongs to req.Object (a load balancer one of
 	// whose addresses is in the object's status), and an error naming the object, the target

@@ -30,72 +30,79 @@ type Reconciler struct {
 	conflicts int
 	retry     time.Duration
 	refusals  *CapabilityCache
-	// hostWrites is what the host carries out; nil means every writer (WithHostWrites).
+	// hostWrites is what the host carries out; nil means every writer (HostWrites).
 	hostWrites map[Writer]bool
-	// checkOwner asks an OwnershipChecker driver before any cloud change (WithOwnershipCheck).
+	// checkOwner asks an OwnershipChecker driver before any cloud change (OwnershipCheck).
 	checkOwner bool
 }
 
-// ReconcilerOption configures a Reconciler.
-type ReconcilerOption func(*Reconciler)
-
-// WithClusterWriter sets where cluster changes are written and live objects read. Without it
-// the Reconciler plans offline and refuses plans with cluster changes.
-func WithClusterWriter(w ClusterWriter) ReconcilerOption { return func(r *Reconciler) { r.writer = w } }
-
-// WithLogger sets the logger; the default discards.
-func WithLogger(l hclog.Logger) ReconcilerOption { return func(r *Reconciler) { r.log = l } }
-
-// WithPolicy sets the decision policy; the default is the zero Policy.
-func WithPolicy(p Policy) ReconcilerOption { return func(r *Reconciler) { r.policy = p } }
-
-// WithConflictRetries sets how often an optimistic update is retried after a conflict (default 5).
-func WithConflictRetries(n int) ReconcilerOption { return func(r *Reconciler) { r.conflicts = n } }
-
-// WithRetryDelay sets the delay a RetryError suggests when a check is pending (default 10 s).
-func WithRetryDelay(d time.Duration) ReconcilerOption { return func(r *Reconciler) { r.retry = d } }
-
-// WithCapabilityCache remembers the cloud's allowlist refusals for the cache's TTL: a plan
-// that needs a refused capability is blocked with the cloud's answer, before any write, until
-// the refusal expires or is forgotten (CapabilityCache.Forget, once support grants it). Without
-// it every plan trusts the declared allowlists and the cloud's refusal comes back from Apply.
-func WithCapabilityCache(c *CapabilityCache) ReconcilerOption {
-	return func(r *Reconciler) { r.refusals = c }
+// ReconcilerOptions configures a Reconciler, in the manner of hclog.LoggerOptions: the zero
+// value (or nil) is a Reconciler that plans offline under the zero Policy and logs nothing.
+type ReconcilerOptions struct {
+	// ClusterWriter is where cluster changes are written and live objects read. Without it
+	// the Reconciler plans offline and refuses plans with cluster changes.
+	ClusterWriter ClusterWriter
+	// Logger is the logger; nil discards.
+	Logger hclog.Logger
+	// Policy is the decision policy.
+	Policy Policy
+	// ConflictRetries is how often an optimistic update is retried after a conflict
+	// (0 means 5).
+	ConflictRetries int
+	// RetryDelay is the delay a RetryError suggests when a check is pending (0 means 10 s).
+	RetryDelay time.Duration
+	// CapabilityCache remembers the cloud's allowlist refusals for the cache's TTL: a plan
+	// that needs a refused capability is blocked with the cloud's answer, before any write,
+	// until the refusal expires or is forgotten (CapabilityCache.Forget, once support grants
+	// it). Without it every plan trusts the declared allowlists and the cloud's refusal comes
+	// back from Apply.
+	CapabilityCache *CapabilityCache
+	// HostWrites says which changes the host carries out. A cloud-controller-manager writes
+	// the cloud and returns the status, but never writes Kubernetes objects: its Reconciler
+	// has HostWrites: []Writer{WriterCloud, WriterStatus}, and Apply hands the cluster changes
+	// back in Outcome.Elsewhere instead of refusing the plan for want of a ClusterWriter. User
+	// changes are always the user's (Outcome.ForUser), status changes always the status
+	// owner's (Outcome.ForStatus). Empty means the host carries out every writer.
+	HostWrites []Writer
+	// OwnershipCheck makes every plan ask a driver that implements OwnershipChecker whether
+	// each cloud change's target belongs to the object, and block the plan when it does not.
+	// A host with cloud-wide rights that acts on objects tenants edit (a
+	// cloud-controller-manager) sets it, so an annotation naming another Service's load
+	// balancer cannot steer its writes.
+	OwnershipCheck bool
 }
-
-// WithHostWrites says which changes the host carries out. A cloud-controller-manager writes the
-// cloud and returns the status, but never writes Kubernetes objects: its Reconciler is built
-// with WithHostWrites(WriterCloud, WriterStatus), and Apply hands the cluster changes back in
-// Outcome.Elsewhere instead of refusing the plan for want of a ClusterWriter. User changes are
-// always the user's (Outcome.ForUser), status changes always the status owner's
-// (Outcome.ForStatus). Without the option the host carries out every writer.
-func WithHostWrites(ws ...Writer) ReconcilerOption {
-	return func(r *Reconciler) {
-		r.hostWrites = map[Writer]bool{}
-		for _, w := range ws {
-			r.hostWrites[w] = true
-		}
-	}
-}
-
-// WithOwnershipCheck makes every plan ask a driver that implements OwnershipChecker whether
-// each cloud change's target belongs to the object, and block the plan when it does not. A
-// host with cloud-wide rights that acts on objects tenants edit (a cloud-controller-manager)
-// sets it, so an annotation naming another Service's load balancer cannot steer its writes.
-func WithOwnershipCheck() ReconcilerOption { return func(r *Reconciler) { r.checkOwner = true } }
 
 // makes reports whether the host carries out changes of writer w.
 func (r *Reconciler) makes(w Writer) bool { return r.hostWrites == nil || r.hostWrites[w] }
 
-// NewReconciler builds a Reconciler for one cloud's Provider. A provider without a driver
-// (Provider.Driver reports false) can still evaluate; its plans are ErrUnsupported.
-func NewReconciler(p Provider, opts ...ReconcilerOption) *Reconciler {
-	r := &Reconciler{provider: p, dialect: p.Dialect(), log: hclog.NewNullLogger(), conflicts: 5, retry: 10 * time.Second}
+// NewReconciler builds a Reconciler for one cloud's Provider; opts may be nil. A provider
+// without a driver (Provider.Driver reports false) can still evaluate; its plans are
+// ErrUnsupported.
+func NewReconciler(p Provider, opts *ReconcilerOptions) *Reconciler {
+	var o ReconcilerOptions
+	if opts != nil {
+		o = *opts
+	}
+	r := &Reconciler{provider: p, dialect: p.Dialect(), writer: o.ClusterWriter, log: o.Logger,
+		policy: o.Policy, conflicts: o.ConflictRetries, retry: o.RetryDelay,
+		refusals: o.CapabilityCache, checkOwner: o.OwnershipCheck}
+	if r.log == nil {
+		r.log = hclog.NewNullLogger()
+	}
+	if r.conflicts == 0 {
+		r.conflicts = 5
+	}
+	if r.retry == 0 {
+		r.retry = 10 * time.Second
+	}
+	if len(o.HostWrites) > 0 {
+		r.hostWrites = make(map[Writer]bool, len(o.HostWrites))
+		for _, w := range o.HostWrites {
+			r.hostWrites[w] = true
+		}
+	}
 	if drv, ok := p.Driver(); ok {
 		r.driver = drv
-	}
-	for _, o := range opts {
-		o(r)
 	}
 	r.log = r.log.Named("reconciler")
 	return r
@@ -111,7 +118,7 @@ type Outcome struct {
 	// ForStatus lists the changes to the Service's status the host returns (By ==
 	// WriterStatus): a cloud-controller-manager puts them in the LoadBalancerStatus it returns.
 	ForStatus []Change
-	// Elsewhere lists the changes of writers the host does not carry out (WithHostWrites): a
+	// Elsewhere lists the changes of writers the host does not carry out (ReconcilerOptions.HostWrites): a
 	// cloud-controller-manager writes no Kubernetes object, so a TkeServiceConfig entry or an
 	// annotation the decision needs is for someone else (the user, or loopguard's controller).
 	Elsewhere []Change
@@ -187,7 +194,7 @@ func (r *Reconciler) finishPlan(ctx context.Context, req *PlanRequest, p *Plan) 
 }
 
 // checkOwnership blocks p when the driver says a cloud change's target is not req.Object's
-// (WithOwnershipCheck). A check that fails to run blocks too: nothing is written to a load
+// (OwnershipCheck). A check that fails to run blocks too: nothing is written to a load
 // balancer whose owner is not known.
 func (r *Reconciler) checkOwnership(ctx context.Context, req *PlanRequest, p *Plan) {
 	oc, ok := r.driver.(OwnershipChecker)

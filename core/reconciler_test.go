@@ -63,7 +63,7 @@ func TestReconcileWritesOnceAndKeepsForeignFields(t *testing.T) {
 		"spec":     map[string]any{"type": "LoadBalancer"},
 	}))
 	drv := testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}, Field: annEdit.String(), To: "true"})
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem})
 	out, err := r.Reconcile(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestReconcileUpdateRetriesConflicts(t *testing.T) {
 	}))
 	mem.InjectConflicts(2)
 	drv := testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem})
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestReconcileGivesUpAfterConflictRetries(t *testing.T) {
 	mem := drivertest.NewCluster(uobj(cfgKey.APIVersion, cfgKey.Kind, cfgKey.Namespace, cfgKey.Name, nil))
 	mem.InjectConflicts(10)
 	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})),
-		core.WithClusterWriter(mem), core.WithConflictRetries(1))
+		&core.ReconcilerOptions{ClusterWriter: mem, ConflictRetries: 1})
 	if _, err := r.Reconcile(context.Background(), nil, nil); !errors.Is(err, core.ErrConflict) {
 		t.Errorf("err = %v, want core.ErrConflict", err)
 	}
@@ -120,7 +120,7 @@ func TestReconcileGivesUpAfterConflictRetries(t *testing.T) {
 func TestReconcileCreatesFromTemplate(t *testing.T) {
 	mem := drivertest.NewCluster()
 	tmpl := uobj("", "", "", "", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "loopguard"}}})
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Create: true, Template: tmpl, Edits: []core.Edit{core.SnatEdit}})), core.WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Create: true, Template: tmpl, Edits: []core.Edit{core.SnatEdit}})), &core.ReconcilerOptions{ClusterWriter: mem})
 	if _, err := r.Reconcile(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestReconcileCreatesFromTemplate(t *testing.T) {
 }
 
 func TestReconcileWaitsForObjectItMustNotCreate(t *testing.T) {
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})), core.WithClusterWriter(drivertest.NewCluster()))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &cfgKey, Strategy: core.StrategyUpdate, Edits: []core.Edit{core.SnatEdit}})), &core.ReconcilerOptions{ClusterWriter: drivertest.NewCluster()})
 	_, err := r.Reconcile(context.Background(), nil, nil)
 	var re *core.RetryError
 	if !errors.As(err, &re) || !errors.Is(err, core.ErrRetryLater) {
@@ -144,7 +144,7 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 	cases := map[string]struct {
 		dialect core.FakeDialect
 		changes []core.Change
-		opts    []core.ReconcilerOption
+		opts    core.ReconcilerOptions
 		kind    error
 	}{
 		"TentativeDecision": {
@@ -153,7 +153,7 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 		},
 		"TicketNotGranted": {
 			dialect: core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.Unmet(core.OfferSNAT, core.PreconditionAllowlist, "clb-l4-snat")}}},
-			changes: []core.Change{write}, opts: []core.ReconcilerOption{core.WithPolicy(core.Policy{AllowTickets: true})}, kind: core.ErrNotAllowlisted,
+			changes: []core.Change{write}, opts: core.ReconcilerOptions{Policy: core.Policy{AllowTickets: true}}, kind: core.ErrNotAllowlisted,
 		},
 		"DisruptiveNotAllowed": {
 			dialect: atRiskDialect(),
@@ -169,7 +169,9 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			mem := drivertest.NewCluster(uobj("v1", "Service", "default", "web", nil))
-			r := core.NewReconciler(core.NewProvider(tc.dialect, testDriver(tc.changes...)), append([]core.ReconcilerOption{core.WithClusterWriter(mem)}, tc.opts...)...)
+			opts := tc.opts
+			opts.ClusterWriter = mem
+			r := core.NewReconciler(core.NewProvider(tc.dialect, testDriver(tc.changes...)), &opts)
 			p, err := r.Plan(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -188,7 +190,7 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 }
 
 func TestReconcileWithoutWriterPlansButRefusesToApply(t *testing.T) {
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}})))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), testDriver(core.Change{By: core.WriterCluster, Object: &svcKey, Strategy: core.StrategyApply, Edits: []core.Edit{annEdit}})), nil)
 	p, err := r.Plan(context.Background(), nil, nil)
 	if err != nil || p.Blocked != nil || len(p.Changes) != 1 {
 		t.Fatalf("offline plan = %+v, %v: a plan without a writer is still a plan", p, err)
@@ -214,7 +216,7 @@ func TestReconcileCloudAndUserChanges(t *testing.T) {
 		applied = append(applied, ch.Resource)
 		return core.ApplyResult{Wrote: true}, nil
 	}
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), nil)
 	out, err := r.Reconcile(context.Background(), nil, nil)
 	if !errors.Is(err, core.ErrRetryLater) || !errors.Is(err, boom) {
 		t.Fatalf("err = %v: the retry kind and the cloud error must both be reachable", err)
@@ -243,7 +245,7 @@ func TestReconcileChecksPending(t *testing.T) {
 		}
 		return p, err
 	}
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), core.WithClusterWriter(mem))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem})
 	_, err := r.Reconcile(context.Background(), nil, nil)
 	var re *core.RetryError
 	if !errors.As(err, &re) || re.After <= 0 {
@@ -267,7 +269,7 @@ func TestPlanEvaluatedPlansFromTheGivenResult(t *testing.T) {
 		got = req.Result
 		return plan(ctx, req)
 	}
-	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv))
+	r := core.NewReconciler(core.NewProvider(atRiskDialect(), drv), nil)
 	res, err := core.Evaluate(atRiskDialect(), nil, nil, core.Policy{})
 	if err != nil {
 		t.Fatal(err)

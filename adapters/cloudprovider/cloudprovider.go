@@ -146,11 +146,7 @@ func Wrap(inner cloudprovider.Interface, p core.Provider, opts ...Option) cloudp
 	hp := hostProvider{Provider: p, d: kubernetes.StatusOwner(p.Dialect())}
 	c := &cloud{Interface: inner, dialect: hp.d, opts: &o}
 	c.stores = kubernetes.StoresIPMode(o.profile.KubernetesVersion)
-	c.reconciler = core.NewReconciler(hp, core.WithPolicy(o.policy), core.WithLogger(o.log),
-		// A cloud-controller-manager writes the load balancer and returns the status; it
-		// never writes Kubernetes objects, and it has cloud-wide rights over load balancers
-		// that a tenant's annotation could otherwise point at.
-		core.WithHostWrites(core.WriterCloud, core.WriterStatus), core.WithOwnershipCheck())
+	c.reconciler = core.NewReconciler(hp, &core.ReconcilerOptions{Policy: o.policy, Logger: o.log, HostWrites: []core.Writer{core.WriterCloud, core.WriterStatus}, OwnershipCheck: true})
 	return c
 }
 

@@ -70,7 +70,7 @@ func (c *Controller) mutate(ctx context.Context, req admission.Request) admissio
 	}
 	cl.Add(svc)
 	// No cluster writer: the driver takes the object being created as the observed state.
-	offline := core.NewReconciler(c.provider, core.WithPolicy(c.profile.Policy), core.WithLogger(c.log))
+	offline := core.NewReconciler(c.provider, &core.ReconcilerOptions{Policy: c.profile.Policy, Logger: c.log})
 	plan, err := offline.Plan(ctx, svc, cl)
 	if err != nil || plan.Blocked != nil || plan.Empty() {
 		return admission.Allowed("")

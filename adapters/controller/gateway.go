@@ -122,7 +122,7 @@ func SetupGateways(mgr manager.Manager, p core.Provider, opts *Options) (*Gatewa
 		dialect: wp.Dialect(), profile: opts.Profile, enforce: opts.Enforce, cms: opts.ConfigMaps,
 		params: newConfigMapWatches(pctx, cs),
 		cache:  mgr.GetCache(), writer: w, verdicts: verdicts, events: mgr.GetEventRecorder(core.FieldManager), log: log,
-		rec: core.NewReconciler(wp, core.WithClusterWriter(w), core.WithLogger(log), core.WithPolicy(opts.Profile.Policy)),
+		rec: core.NewReconciler(wp, &core.ReconcilerOptions{ClusterWriter: w, Logger: log, Policy: opts.Profile.Policy}),
 	}
 	if d, ok := wp.Dialect().(*gateway.Dialect); ok {
 		g.gwOpts = d.Options()

@@ -188,7 +188,7 @@ func TestReconcilerKeepsForeignFields(t *testing.T) {
 		return p, nil
 	}}
 	dialect := fixedDialect{}
-	r := core.NewReconciler(core.NewProvider(dialect, drv), core.WithClusterWriter(w))
+	r := core.NewReconciler(core.NewProvider(dialect, drv), &core.ReconcilerOptions{ClusterWriter: w})
 	for run := 0; run < 2; run++ {
 		out, err := r.Reconcile(ctx, nil, nil)
 		if err != nil {

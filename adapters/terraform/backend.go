@@ -215,7 +215,7 @@ func (b *Backend) prepare(ctx context.Context, s *Spec) (*env, Diagnostics, bool
 	if err != nil {
 		return nil, Diagnostics{errorDiagnostic(ref, "connect to the cloud for", err, nil)}, false
 	}
-	rec := core.NewReconciler(prov, core.WithClusterWriter(b.Cluster), core.WithPolicy(pol), core.WithLogger(b.log()))
+	rec := core.NewReconciler(prov, &core.ReconcilerOptions{ClusterWriter: b.Cluster, Policy: pol, Logger: b.log()})
 	return &env{obj: obj, cluster: c, rec: rec, prov: prov, policy: pol}, nil, true
 }
 

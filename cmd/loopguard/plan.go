@@ -38,11 +38,11 @@ func (pl *planner) plan(ctx context.Context, rep *Report, kind, mode string) (*P
 		// dialect here is safe for concurrent use.
 		d := prov.Dialect()
 		newDialect = func() core.Dialect { return d }
-		opts := []core.ReconcilerOption{core.WithPolicy(in.profile.Policy)}
+		opts := &core.ReconcilerOptions{Policy: in.profile.Policy}
 		if pl.writer != nil {
-			opts = append(opts, core.WithClusterWriter(pl.writer))
+			opts.ClusterWriter = pl.writer
 		}
-		rec = core.NewReconciler(core.NewProvider(d, drv), opts...)
+		rec = core.NewReconciler(core.NewProvider(d, drv), opts)
 	}
 	exps := exposures(in.set)
 	// The verdicts and the plans see one evaluation per object: the Reconciler plans from the

@@ -87,7 +87,7 @@ func runCase(t *testing.T, h CaseHarness, tc Case, documented map[core.Code]bool
 		live = append(live, u)
 	}
 	fake := NewCluster(live...)
-	r := core.NewReconciler(h.Provider, core.WithClusterWriter(fake), core.WithPolicy(tc.Policy))
+	r := core.NewReconciler(h.Provider, &core.ReconcilerOptions{ClusterWriter: fake, Policy: tc.Policy})
 
 	p1, err := r.Plan(ctx, tc.Object, tc.Cluster)
 	if err != nil {

@@ -100,8 +100,8 @@ func RunConformance(t *testing.T, h Harness) {
 	}
 }
 
-func (e *Env) reconciler(opts ...core.ReconcilerOption) *core.Reconciler {
-	return core.NewReconciler(e.Provider, append([]core.ReconcilerOption{core.WithClusterWriter(e.Live), core.WithPolicy(e.Policy)}, opts...)...)
+func (e *Env) reconciler(cache *core.CapabilityCache) *core.Reconciler {
+	return core.NewReconciler(e.Provider, &core.ReconcilerOptions{ClusterWriter: e.Live, Policy: e.Policy, CapabilityCache: cache})
 }
 
 func (e *Env) writes() (cluster, cloud int) {
@@ -166,7 +166,7 @@ func newEnv(t *testing.T, h Harness, s Setup) *Env {
 
 func scenarioConverges(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{})
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	ctx := context.Background()
 	p, err := r.Plan(ctx, e.Object, e.Facts())
 	if err != nil {
@@ -192,9 +192,9 @@ func scenarioConverges(t *testing.T, h Harness) {
 
 func scenarioRestart(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{})
-	e.converge(t, e.reconciler())
+	e.converge(t, e.reconciler(nil))
 	c0, k0 := e.writes()
-	p, err := e.reconciler().Plan(context.Background(), e.live(t), e.Facts())
+	p, err := e.reconciler(nil).Plan(context.Background(), e.live(t), e.Facts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func scenarioRestart(t *testing.T, h Harness) {
 
 func scenarioObserve(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{})
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	p1, err := r.Plan(context.Background(), e.Object, e.Facts())
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func scenarioObserve(t *testing.T, h Harness) {
 func scenarioNotAllowlisted(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{NotAllowlisted: true})
 	e.Policy.AllowTickets = true // let Decide choose the remedy the ticket is for
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	p, err := r.Plan(context.Background(), e.Object, e.Facts())
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func scenarioRefusal(t *testing.T, h Harness) {
 	e.Refuse()
 	before := e.state(t)
 	cache := core.NewCapabilityCache(0)
-	r := e.reconciler(core.WithCapabilityCache(cache))
+	r := e.reconciler(cache)
 	_, err := r.Reconcile(context.Background(), e.Object, e.Facts())
 	var allow *core.AllowlistError
 	if !errors.As(err, &allow) || allow.Err == nil {
@@ -290,7 +290,7 @@ func scenarioBusy(t *testing.T, h Harness) {
 		t.Skip("the driver writes no cloud that can be busy")
 	}
 	e.Busy()
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	_, err := r.Reconcile(context.Background(), e.Object, e.Facts())
 	var retry *core.RetryError
 	if !errors.As(err, &retry) || retry.After <= 0 {
@@ -302,7 +302,7 @@ func scenarioBusy(t *testing.T, h Harness) {
 
 func scenarioReverted(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{})
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	e.converge(t, r)
 	e.Revert(t)
 	p, err := r.Plan(context.Background(), e.live(t), e.Facts())
@@ -321,7 +321,7 @@ func scenarioRemoval(t *testing.T, h Harness) {
 		t.Skip("the driver sets nothing it can take back (no core.Remover)")
 	}
 	before := e.state(t)
-	r := e.reconciler()
+	r := e.reconciler(nil)
 	e.converge(t, r)
 	if e.state(t) == before {
 		t.Fatal("converging changed nothing to remove")

@@ -82,15 +82,15 @@ func run(ctx context.Context, w io.Writer, dir string, cfg *rest.Config) error {
 		return err
 	}
 	prov := gateway.Wrap(tke, nil)
-	opts := []core.ReconcilerOption{core.WithPolicy(profile.Policy)}
+	opts := &core.ReconcilerOptions{Policy: profile.Policy}
 	if cfg != nil {
 		writer, err := kube.NewWriter(cfg, nil)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, core.WithClusterWriter(writer))
+		opts.ClusterWriter = writer
 	}
-	rec := core.NewReconciler(prov, opts...)
+	rec := core.NewReconciler(prov, opts)
 	var applied []runtime.Object
 	for _, o := range set.Objects {
 		plan, err := rec.Plan(ctx, o.Object, cluster)

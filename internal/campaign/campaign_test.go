@@ -489,7 +489,7 @@ func (c *campaign) reconciler(inc *incarnation, it *item) (*core.Reconciler, err
 	case modeKubernetes:
 		p = kubernetes.NewProvider(nil)
 	}
-	return core.NewReconciler(p, core.WithClusterWriter(inc.writer), core.WithPolicy(it.policy), core.WithRetryDelay(time.Millisecond), core.WithLogger(c.log)), nil
+	return core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: inc.writer, Policy: it.policy, RetryDelay: time.Millisecond, Logger: c.log}), nil
 }
 
 // writable counts the changes of a plan that loopguard or its host writes: one write each,

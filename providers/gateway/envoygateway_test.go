@@ -114,7 +114,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), &core.ReconcilerOptions{Policy: profile.Policy, ClusterWriter: writer, RetryDelay: time.Second})
 	reconcile := func() (*core.Outcome, error) {
 		gw, c, _ := gatherGateway(ctx, t, s.Config(), profile, "web")
 		return rec.Reconcile(ctx, gw, c)
@@ -294,7 +294,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy), core.WithClusterWriter(writer), core.WithRetryDelay(time.Second))
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), &core.ReconcilerOptions{Policy: profile.Policy, ClusterWriter: writer, RetryDelay: time.Second})
 	gather := func() (runtime.Object, *core.Cluster) {
 		gw, c, _ := gatherGateway(ctx, t, s.Config(), profile, "web")
 		return gw, c

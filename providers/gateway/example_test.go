@@ -46,7 +46,7 @@ func ExampleWrap() {
 	if err != nil {
 		panic(err)
 	}
-	rec := core.NewReconciler(gateway.Wrap(tp, nil))
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), nil)
 	p, err := rec.Plan(context.Background(), gw, c)
 	if err != nil {
 		panic(err)

@@ -1152,5 +1152,5 @@ func tencentReconciler(t *testing.T, policy core.Policy) *core.Reconciler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(policy))
+	return core.NewReconciler(gateway.Wrap(tp, nil), &core.ReconcilerOptions{Policy: policy})
 }

@@ -91,7 +91,7 @@ func TestImplementationsJudgedAndFixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := gateway.NewDialect(tencent.NewDialect(nil), nil)
-	rec := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy))
+	rec := core.NewReconciler(gateway.Wrap(tp, nil), &core.ReconcilerOptions{Policy: profile.Policy})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			gw := find(t, objs, "Gateway", "edge", tc.gateway)
@@ -326,7 +326,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := core.NewReconciler(gateway.Wrap(tp, nil), core.WithPolicy(profile.Policy)).Plan(context.Background(), gw, c)
+	p, err := core.NewReconciler(gateway.Wrap(tp, nil), &core.ReconcilerOptions{Policy: profile.Policy}).Plan(context.Background(), gw, c)
 	if err != nil {
 		t.Fatal(err)
 	}

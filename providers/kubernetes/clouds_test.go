@@ -109,7 +109,7 @@ func TestCloudDetection(t *testing.T) {
 // unsupported there, not planned by hand.
 func TestCloudRows(t *testing.T) {
 	d := NewDialect(nil)
-	r := core.NewReconciler(NewCloudFixProvider(nil), core.WithClusterWriter(drivertest.NewCluster()))
+	r := core.NewReconciler(NewCloudFixProvider(nil), &core.ReconcilerOptions{ClusterWriter: drivertest.NewCluster()})
 	lbcInstance := map[string]string{annAWSType: "external", annAWSNLBTargetType: "instance", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	lbcIP := map[string]string{annAWSType: "external", annAWSNLBTargetType: "ip", "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"}
 	for name, tc := range map[string]struct {
@@ -317,7 +317,7 @@ func TestCloudFixesThroughReconciler(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := drivertest.NewCluster(u)
-			r := core.NewReconciler(NewProvider(nil), core.WithClusterWriter(w))
+			r := core.NewReconciler(NewProvider(nil), &core.ReconcilerOptions{ClusterWriter: w})
 			c := cloudCluster(t, "")
 			plan, err := r.Plan(ctx, tc.svc, c)
 			if err != nil {
@@ -360,7 +360,7 @@ func TestFailsLeastIsTentative(t *testing.T) {
 	svc := cloudService("web", map[string]string{"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet",
 		annAlibabaProxyProto: "on", annExternalDNS: "web.example.com"}, "TCP", ipVIP)
 	u, _ := drivertest.ToUnstructured(svc)
-	r := core.NewReconciler(NewProvider(nil), core.WithClusterWriter(drivertest.NewCluster(u)))
+	r := core.NewReconciler(NewProvider(nil), &core.ReconcilerOptions{ClusterWriter: drivertest.NewCluster(u)})
 	plan, err := r.Plan(context.Background(), svc, cloudCluster(t, ""))
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +426,7 @@ func TestCCMIPMode(t *testing.T) {
 			if unmet != tc.genericUnmet {
 				t.Errorf("generic ipMode offer unsupported by the cloud's controller: %v, want %v (offers %+v)", unmet, tc.genericUnmet, res.Offers)
 			}
-			r := core.NewReconciler(p, core.WithClusterWriter(drivertest.NewCluster(u)))
+			r := core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: drivertest.NewCluster(u)})
 			plan, err := r.Plan(ctx, tc.svc, c)
 			if err != nil {
 				t.Fatal(err)

@@ -118,7 +118,7 @@ func TestReadCLBsReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := drv.WithCLBs(snap)
-	r := core.NewReconciler(core.NewProvider(read.Dialect(), read), core.WithPolicy(snatPolicy))
+	r := core.NewReconciler(core.NewProvider(read.Dialect(), read), &core.ReconcilerOptions{Policy: snatPolicy})
 	out, err := r.Reconcile(context.Background(), svc, c)
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func (l *live) service(name string) *corev1.Service {
 func (l *live) reconcile(w core.ClusterWriter, prof core.ClusterProfile, pol core.Policy, obj runtime.Object, objs ...runtime.Object) (*core.Outcome, error) {
 	l.t.Helper()
 	d := newDriver(l.t, nil)
-	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(w), core.WithPolicy(pol))
+	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), &core.ReconcilerOptions{ClusterWriter: w, Policy: pol})
 	return r.Reconcile(context.Background(), obj, cluster(l.t, prof, append([]runtime.Object{obj}, objs...)...))
 }
 

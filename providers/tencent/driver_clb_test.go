@@ -49,7 +49,7 @@ func newDirect(t *testing.T, srvOpts *clbtest.Options, o *tencent.DriverOptions,
 	return &directSetup{
 		cache: cache, cloud: cl, drv: drv, svc: svc,
 		c:   cluster(t, ipvsProfile(allowlists...), svc),
-		rec: core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy), core.WithCapabilityCache(cache)),
+		rec: core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: snatPolicy, CapabilityCache: cache}),
 	}
 }
 
@@ -121,7 +121,7 @@ func TestDirectL7(t *testing.T) {
 			ing := privateIngress("web", map[string]string{tencent.AnnotationIngressLoadBalancerID: lbID})
 			prof := ipvsProfile(tencent.CapL7SNAT, tencent.CapKeepalive)
 			prof.IngressControllerVersion = tc.version
-			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), nil)
 			if _, err := r.Reconcile(context.Background(), ing, cluster(t, prof, ing)); err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +308,7 @@ func TestDirectTaskTimeout(t *testing.T) {
 		&tencent.DriverOptions{}, tencent.CapL4SNAT)
 	s.drv = newDriver(t, &tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: s.cloud.client, TaskPollInterval: 5 * time.Millisecond, TaskTimeout: 30 * time.Millisecond,
 		Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 50 * time.Millisecond}})
-	s.rec = core.NewReconciler(core.NewProvider(s.drv.Dialect(), s.drv), core.WithPolicy(snatPolicy))
+	s.rec = core.NewReconciler(core.NewProvider(s.drv.Dialect(), s.drv), &core.ReconcilerOptions{Policy: snatPolicy})
 	_, err := s.reconcile(t)
 	if !errors.Is(err, core.ErrRetryLater) {
 		t.Fatalf("error %v, want a RetryError for the running task", err)
@@ -417,7 +417,7 @@ func TestDirectVerifies(t *testing.T) {
 	cl.seedLB(t, lbID, "TCP/80")
 	drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: revertingCLB{cl.client, cl.srv}}))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
-	_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
+	_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: snatPolicy}).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
 	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "CLB Layer 4 SNAT capability") {
 		t.Fatalf("error %v, want a conflict naming the allowlist to check", err)
 	}
@@ -445,7 +445,7 @@ func TestDirectCredentialsNeverShown(t *testing.T) {
 	wrong := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, "wrong-"+key), Logger: logger}))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
 	c := cluster(t, ipvsProfile(tencent.CapL4SNAT), svc)
-	_, err := core.NewReconciler(core.NewProvider(wrong.Dialect(), wrong), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	_, err := core.NewReconciler(core.NewProvider(wrong.Dialect(), wrong), &core.ReconcilerOptions{Policy: snatPolicy}).Reconcile(context.Background(), svc, c)
 	check("wrong key", err)
 	var sdk *sdkerrors.TencentCloudSDKError
 	if !errors.As(err, &sdk) || sdk.GetCode() != clbtest.CodeSignatureFailure {
@@ -454,7 +454,7 @@ func TestDirectCredentialsNeverShown(t *testing.T) {
 
 	right := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: sdkClient(t, cl.srv, id, key), Logger: logger}))
 	cl.srv.InjectFault("ModifyListener", 1, clbtest.ErrorFault(clbtest.CodeFailedOperation, "signed by "+id+" with "+key))
-	_, err = core.NewReconciler(core.NewProvider(right.Dialect(), right), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, c)
+	_, err = core.NewReconciler(core.NewProvider(right.Dialect(), right), &core.ReconcilerOptions{Policy: snatPolicy}).Reconcile(context.Background(), svc, c)
 	check("echoing error", err)
 	if !strings.Contains(err.Error(), "[redacted]") {
 		t.Errorf("error %q: the echoed credential was not redacted", err)
@@ -605,7 +605,7 @@ func TestDirectAuthenticationErrors(t *testing.T) {
 			}
 			drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: client}))
 			svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80")
-			_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
+			_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: snatPolicy}).Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
 			if !errors.Is(err, core.ErrUnauthenticated) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v: want core.ErrUnauthenticated saying %q", err, tc.want)
 			}

@@ -430,7 +430,7 @@ func TestPlanAllowlists(t *testing.T) {
 			}
 			c := cluster(t, ipvsProfile(tc.profile...), obj)
 			mem := newMemCluster(toUnstructured(t, obj))
-			r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
+			r := core.NewReconciler(core.NewProvider(d.Dialect(), d), &core.ReconcilerOptions{ClusterWriter: mem, Policy: snatPolicy})
 			out, err := r.Reconcile(context.Background(), obj, c)
 			if tc.wantCap == "" {
 				if err != nil {

@@ -82,7 +82,7 @@ func TestReconcileL4SNATKeepsForeignFields(t *testing.T) {
 	cfg := fromYAML(t, configYAML)
 	mem := newMemCluster(toUnstructured(t, svc), cfg)
 	c := cluster(t, ipvsProfile(tencent.CapL4SNAT), svc, cfg)
-	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
+	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), &core.ReconcilerOptions{ClusterWriter: mem, Policy: snatPolicy})
 
 	out, err := r.Reconcile(context.Background(), svc, c)
 	if err != nil {
@@ -118,7 +118,7 @@ func TestReconcileCreatesConfigThenReference(t *testing.T) {
 	d := newDriver(t, nil)
 	svc := privateService("web", map[string]string{"team": "a"}, "TCP/80")
 	mem := newMemCluster(toUnstructured(t, svc))
-	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
+	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), &core.ReconcilerOptions{ClusterWriter: mem, Policy: snatPolicy})
 	if _, err := r.Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc)); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestReconcileRetriesConflict(t *testing.T) {
 		_ = unstructured.SetNestedField(other.Object, int64(200), "spec", "loadBalancer", "internetMaxBandwidthOut")
 		m.Put(other)
 	})
-	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), core.WithClusterWriter(mem), core.WithPolicy(snatPolicy))
+	r := core.NewReconciler(core.NewProvider(d.Dialect(), d), &core.ReconcilerOptions{ClusterWriter: mem, Policy: snatPolicy})
 	objs := []runtime.Object{svc, cfg}
 	if _, err := r.Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), objs...)); err != nil {
 		t.Fatal(err)

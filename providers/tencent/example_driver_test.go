@@ -54,7 +54,7 @@ func ExampleDriver() {
 
 	for _, pol := range []core.Policy{{}, {Prefer: core.PreferLBFeatures}} {
 		// Without a ClusterWriter the Reconciler plans offline, from the objects given.
-		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(pol))
+		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: pol})
 		p, err := r.Plan(context.Background(), svc, exampleCluster(ipvs))
 		if err != nil {
 			log.Fatal(err)
@@ -130,7 +130,7 @@ func ExampleDriver_direct() {
 	// TKE's controller records the CLB in service.kubernetes.io/loadbalance-id.
 	svc := exampleService(map[string]string{tencent.AnnotationLoadBalancerID: "lb-demo0001"})
 	c := exampleCluster(core.ClusterProfile{Provider: tencent.Name, ProxyMode: core.ProxyModeIPVS, KubeProxyVersion: "v1.20.6-tke.12"})
-	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: core.Policy{Prefer: core.PreferLBFeatures}})
 
 	for run := 1; run <= 2; run++ {
 		out, err := r.Reconcile(context.Background(), svc, c)

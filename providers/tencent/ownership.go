@@ -29,7 +29,7 @@ var _ core.OwnershipChecker = (*Driver)(nil)
 // controller (or a CCM fork) published for it. The CLB a direct-mode change writes is read from
 // an annotation (service.kubernetes.io/loadbalance-id, tke-existed-lbid), which whoever may
 // edit the Service can point at another Service's CLB; a host with account-wide CLB rights
-// (adapters/cloudprovider builds its Reconciler WithOwnershipCheck) must not follow it there.
+// (adapters/cloudprovider builds its Reconciler with ReconcilerOptions.OwnershipCheck) must not follow it there.
 // Outside ModeDirect, and for changes that write no CLB, it says nothing.
 func (d *Driver) CheckOwnership(ctx context.Context, req *core.PlanRequest, ch *core.Change) error {
 	if d.mode != ModeDirect || ch.By != core.WriterCloud || req == nil {

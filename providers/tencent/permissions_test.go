@@ -30,7 +30,7 @@ func TestDirectCAMActions(t *testing.T) {
 		cl.seedLB(t, lbID, "TCP/80", "UDP/53")
 		drv := newDriver(t, fastRetries(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: cl.client}))
 		svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80", "UDP/53")
-		_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(snatPolicy)).
+		_, err := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: snatPolicy}).
 			Reconcile(context.Background(), svc, cluster(t, ipvsProfile(tencent.CapL4SNAT), svc))
 		return cl, err
 	}

@@ -19,7 +19,7 @@ func (l *live) reconciler(pol core.Policy) *core.Reconciler {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	return core.NewReconciler(p, core.WithClusterWriter(l.writer), core.WithPolicy(pol))
+	return core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: l.writer, Policy: pol})
 }
 
 // TestAPIServerRemovePreventLoopback: Remove takes back the annotation loopguard applied and

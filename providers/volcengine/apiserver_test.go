@@ -140,7 +140,7 @@ func (v *vke) reconciler(policy core.Policy, opts *volcengine.DriverOptions) *co
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	return core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(v.writer), core.WithPolicy(policy), core.WithRetryDelay(3*time.Second))
+	return core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: v.writer, Policy: policy, RetryDelay: 3 * time.Second})
 }
 
 func (v *vke) manifest(ann map[string]string) *corev1.Service {

@@ -23,7 +23,7 @@ func BenchmarkReconcilerPlan(b *testing.B) {
 		tc := planCases()[name]
 		c, _ := core.NewCluster(readyProfile(), placement("shop")...)
 		drv, _ := volcengine.NewDriver(nil)
-		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(newMem(tc.inCluster...)), core.WithPolicy(tc.policy))
+		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: newMem(tc.inCluster...), Policy: tc.policy})
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -135,11 +135,11 @@ func planFor(t *testing.T, tc planCase) (*core.Plan, *drivertest.Cluster) {
 		t.Fatal(err)
 	}
 	mem := newMem(tc.inCluster...)
-	ropts := []core.ReconcilerOption{core.WithPolicy(tc.policy)}
+	ropts := &core.ReconcilerOptions{Policy: tc.policy}
 	if !tc.offline {
-		ropts = append(ropts, core.WithClusterWriter(mem))
+		ropts.ClusterWriter = mem
 	}
-	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), ropts...)
+	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), ropts)
 	p, err := r.Plan(context.Background(), tc.input, c)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
@@ -181,7 +181,7 @@ func TestDriverBlockedPlansWriteNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, mem := planFor(t, tc)
 			drv, _ := volcengine.NewDriver(&tc.opts)
-			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem, Policy: tc.policy})
 			_, err := r.Apply(context.Background(), p)
 			if err == nil || len(mem.Writes()) != 0 {
 				t.Errorf("apply: %v, writes %v; want an error and no write", err, mem.Writes())
@@ -227,7 +227,7 @@ func TestDriverRejectsBadIPMode(t *testing.T) {
 		svc.Annotations[volcengine.AnnotationIPMode] = v
 		c, _ := core.NewCluster(readyProfile(), placement("shop")...)
 		drv, _ := volcengine.NewDriver(nil)
-		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(newMem()))
+		r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: newMem()})
 		_, err := r.Plan(context.Background(), svc, c)
 		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `supported values: "VIP", "Proxy"`) {
 			t.Errorf("%q through the Reconciler: err = %v, want ErrInvalid listing the accepted values", v, err)
@@ -251,7 +251,7 @@ func TestDriverReconcileIsIdempotent(t *testing.T) {
 			c, _ := core.NewCluster(profile, placement("shop")...)
 			drv, _ := volcengine.NewDriver(nil)
 			mem := newMem(tc.inCluster...)
-			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(mem), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: mem, Policy: tc.policy})
 			out, err := r.Reconcile(context.Background(), tc.input, c)
 			var re *core.RetryError
 			if err != nil && !errors.As(err, &re) {
@@ -361,7 +361,7 @@ func TestDriverConcurrentPlans(t *testing.T) {
 				tc.profile(&profile)
 			}
 			c, _ := core.NewCluster(profile, placement("shop")...)
-			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithClusterWriter(newMem(tc.inCluster...)), core.WithPolicy(tc.policy))
+			r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{ClusterWriter: newMem(tc.inCluster...), Policy: tc.policy})
 			_, err := r.Plan(context.Background(), tc.input, c)
 			if err != nil {
 				err = errors.New(name + ": " + err.Error())

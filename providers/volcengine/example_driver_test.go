@@ -22,7 +22,7 @@ import (
 // the CLB's features, so the decision is node separation: the plan creates the Service with the
 // annotation and externalTrafficPolicy Local, gives the user the anti-affinity patch for the
 // clients' Deployment, and waits for the status to show Proxy. Without a cluster writer the
-// Reconciler only plans (a live host passes core.WithClusterWriter(kube.NewWriter(...))).
+// Reconciler only plans (a live host passes &core.ReconcilerOptions{ClusterWriter: kube.NewWriter(...)}).
 func ExampleDriver() {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
@@ -43,7 +43,7 @@ func ExampleDriver() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), core.WithPolicy(core.Policy{Prefer: core.PreferLBFeatures}))
+	r := core.NewReconciler(core.NewProvider(drv.Dialect(), drv), &core.ReconcilerOptions{Policy: core.Policy{Prefer: core.PreferLBFeatures}})
 	p, err := r.Plan(context.Background(), svc, cluster)
 	if err != nil {
 		log.Fatal(err)

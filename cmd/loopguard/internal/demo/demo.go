@@ -405,7 +405,7 @@ func (d *demo) tke(ctx context.Context) error {
 		return err
 	}
 	d.step("assessed %d exposures: %d at risk", len(before), atRisk(before))
-	rec := core.NewReconciler(prov, core.WithPolicy(prof.Policy), core.WithClusterWriter(mc.c))
+	rec := core.NewReconciler(prov, &core.ReconcilerOptions{Policy: prof.Policy, ClusterWriter: mc.c})
 	outs := planAndApply(ctx, rec, c, before)
 	written := 0
 	for _, o := range outs {
@@ -500,7 +500,7 @@ func (d *demo) direct(ctx context.Context) error {
 	}
 	policy := prof.Policy
 	policy.Prefer = core.PreferLBFeatures // keep the CLB's features: listener SNAT, not prevent-loopback
-	r := core.NewReconciler(prov, core.WithPolicy(policy), core.WithClusterWriter(memcluster.NewCluster()))
+	r := core.NewReconciler(prov, &core.ReconcilerOptions{Policy: policy, ClusterWriter: memcluster.NewCluster()})
 
 	p, err := r.Plan(ctx, svc, c)
 	if err != nil {
@@ -619,7 +619,7 @@ func (d *demo) vke(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := core.NewReconciler(prov, core.WithPolicy(prof.Policy), core.WithClusterWriter(mc.c))
+	rec := core.NewReconciler(prov, &core.ReconcilerOptions{Policy: prof.Policy, ClusterWriter: mc.c})
 	outs := planAndApply(ctx, rec, c, before)
 	written, blocked := 0, 0
 	for _, o := range outs {
