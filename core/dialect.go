@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -46,6 +44,3 @@ func Evaluate(d Dialect, obj runtime.Object, c *Cluster, p Policy) (*Result, err
 	r.Decision = Decide(&r.Assessment, r.Offers, p)
 	return r, nil
 }
-
-// IsNotExposed reports whether err says the object is not a load-balancer exposure.
-func IsNotExposed(err error) bool { return errors.Is(err, ErrNotExposed) }

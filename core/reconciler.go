@@ -235,7 +235,7 @@ func (r *Reconciler) PlanRemoval(ctx context.Context, obj runtime.Object, c *Clu
 		return nil, &KindError{Kind: ErrUnsupported, Msg: "the " + r.dialect.Name() + " driver cannot undo what it sets"}
 	}
 	res, err := Evaluate(r.dialect, obj, c, r.policy)
-	if err != nil && !IsNotExposed(err) && !errors.Is(err, ErrInvalid) {
+	if err != nil && !errors.Is(err, ErrNotExposed) && !errors.Is(err, ErrInvalid) {
 		return nil, err
 	}
 	if err != nil {

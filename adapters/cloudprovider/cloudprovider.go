@@ -403,7 +403,7 @@ func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, n
 	}
 	res, err := core.Evaluate(c.dialect, svc, facts, c.opts.policy)
 	switch {
-	case core.IsNotExposed(err):
+	case errors.Is(err, core.ErrNotExposed):
 		return nil, nil
 	case err != nil:
 		return nil, err

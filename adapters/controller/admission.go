@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -164,7 +165,7 @@ func (c *Controller) validate(ctx context.Context, req admission.Request, opts *
 	}
 	cl.Add(obj)
 	res, err := core.Evaluate(c.dialect, obj, cl, c.profile.Policy)
-	if core.IsNotExposed(err) {
+	if errors.Is(err, core.ErrNotExposed) {
 		return admission.Allowed("")
 	}
 	v := verdictOf(res, err)
@@ -176,7 +177,7 @@ func (c *Controller) validate(ctx context.Context, req admission.Request, opts *
 		old, derr := exposure(req.Kind.Kind, ns, req.OldObject.Raw)
 		if derr == nil && old != nil {
 			oldRes, oerr := core.Evaluate(c.dialect, old, cl, c.profile.Policy)
-			if !core.IsNotExposed(oerr) {
+			if !errors.Is(oerr, core.ErrNotExposed) {
 				ov := verdictOf(oldRes, oerr)
 				if ov.reason == v.reason && ov.message == v.message {
 					return admission.Allowed("")

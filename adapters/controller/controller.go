@@ -268,7 +268,7 @@ func (c *Controller) reconcile(ctx context.Context, id objectID) (res reconcile.
 	if c.evaluated != nil {
 		defer c.evaluated(id)
 	}
-	if core.IsNotExposed(evalErr) {
+	if errors.Is(evalErr, core.ErrNotExposed) {
 		c.forget(id)
 		c.seen.Store(id, notExposedPrint)
 		// A Service turned ClusterIP, an Ingress of another class: take the verdict back.

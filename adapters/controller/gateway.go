@@ -254,7 +254,7 @@ func (g *GatewayController) reconcile(ctx context.Context, req reconcile.Request
 	}
 	g.unreadable.Delete(req.NamespacedName)
 	res, evalErr := core.Evaluate(g.dialect, gw, cl, g.profile.Policy)
-	if core.IsNotExposed(evalErr) {
+	if errors.Is(evalErr, core.ErrNotExposed) {
 		if _, had := gw.GetAnnotations()[AnnotationVerdict]; had {
 			// No longer a load-balancer exposure (its class's CiliumGatewayClassConfig made the
 			// Service a NodePort, say): the verdict published before is taken back, as the

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -48,7 +49,7 @@ func (g *GatewayController) validate(ctx context.Context, req admission.Request,
 		return admission.Allowed("").WithWarnings("loopguard: cluster facts unavailable: " + err.Error())
 	}
 	res, err := core.Evaluate(g.dialect, u, cl, g.profile.Policy)
-	if core.IsNotExposed(err) {
+	if errors.Is(err, core.ErrNotExposed) {
 		return admission.Allowed("")
 	}
 	v := verdictOf(res, err)

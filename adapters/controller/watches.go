@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 
@@ -383,7 +384,7 @@ func (c *Controller) affectedAmong(ctx context.Context, kind string, objs []clie
 			typed := o.DeepCopyObject()
 			res, err := core.Evaluate(c.dialect, typed, cl, c.profile.Policy)
 			fp := notExposedPrint
-			if !core.IsNotExposed(err) {
+			if !errors.Is(err, core.ErrNotExposed) {
 				fp = fingerprint(res, err)
 			}
 			if prev, seen := c.seen.Load(id); !seen || prev.(uint64) != fp {

@@ -570,7 +570,7 @@ func evaluateExposures(newDialect func() core.Dialect, exps []*exposure, c *core
 		loc := e.obj.Source.String()
 		ref := e.obj.Ref()
 		switch {
-		case core.IsNotExposed(err):
+		case errors.Is(err, core.ErrNotExposed):
 			why := err.Error()
 			var ke *core.KindError
 			if errors.As(err, &ke) {

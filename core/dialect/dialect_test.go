@@ -88,7 +88,7 @@ func TestServiceBaseNotExposed(t *testing.T) {
 	svc := lbService("default", "web", nil)
 	svc.Spec.Type = ""
 	_, _, err := ServiceBase("test", svc, mustCluster(t, core.ClusterProfile{}), core.NodeFilter{})
-	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "ClusterIP") {
+	if !errors.Is(err, core.ErrNotExposed) || !strings.Contains(err.Error(), "ClusterIP") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -95,7 +95,7 @@ func run(ctx context.Context, w io.Writer, dir string, cfg *rest.Config) error {
 	for _, o := range set.Objects {
 		plan, err := rec.Plan(ctx, o.Object, cluster)
 		switch {
-		case core.IsNotExposed(err):
+		case errors.Is(err, core.ErrNotExposed):
 			continue
 		case err != nil:
 			fmt.Fprintf(w, "%s: %v\n", o.Source, err)

@@ -120,7 +120,7 @@ func TestGatewayVerdictIsItsService(t *testing.T) {
 		t.Errorf("first note = %+v, want the listeners", n)
 	}
 	_, err = d.Translate(svc, c)
-	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "shop/web") {
+	if !errors.Is(err, core.ErrNotExposed) || !strings.Contains(err.Error(), "shop/web") {
 		t.Errorf("the generated Service: err = %v, want not exposed, naming its Gateway", err)
 	}
 }
@@ -801,7 +801,7 @@ func TestMergedGateways(t *testing.T) {
 			alone.Assessment.Risk, alone.Assessment.WorstCase, alone.Decision.Remedy)
 	}
 	_, err = d.Translate(svc, c)
-	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "shop/api, shop/web") {
+	if !errors.Is(err, core.ErrNotExposed) || !strings.Contains(err.Error(), "shop/api, shop/web") {
 		t.Errorf("the merged Service: err = %v, want not exposed, naming the class's Gateways", err)
 	}
 
@@ -933,7 +933,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Translate(find(t, objs, "Gateway", "edge", "web"), c); !core.IsNotExposed(err) {
+	if _, err := d.Translate(find(t, objs, "Gateway", "edge", "web"), c); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("a NodePort Service from the class's config: err = %v, want not a load-balancer exposure", err)
 	}
 }

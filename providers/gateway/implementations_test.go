@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,7 +190,7 @@ func TestImplementationsWithoutTheirObjects(t *testing.T) {
 		}
 	}
 	_, err = d.Translate(find(t, kept, "Gateway", "edge", "traefik-web"), c)
-	if !core.IsNotExposed(err) || !strings.Contains(err.Error(), "Traefik serves its Gateways from its own Service") {
+	if !errors.Is(err, core.ErrNotExposed) || !strings.Contains(err.Error(), "Traefik serves its Gateways from its own Service") {
 		t.Errorf("Traefik Gateway without its Service: err = %v, want not exposed, saying why", err)
 	}
 	// Contour's class without a ContourDeployment: the provisioner's default Service.

@@ -361,19 +361,19 @@ func TestIngressIsNotExposed(t *testing.T) {
 	set, c := loadCase(t, "ingress.yaml")
 	d := NewDialect(nil)
 	_, err := core.Evaluate(d, find(t, set, "Ingress", "shop"), c, core.Policy{})
-	if !errors.Is(err, core.ErrNotExposed) || !core.IsNotExposed(err) {
+	if !errors.Is(err, core.ErrNotExposed) || !errors.Is(err, core.ErrNotExposed) {
 		t.Fatalf("err = %v, want one matching core.ErrNotExposed", err)
 	}
 	if !strings.Contains(err.Error(), "ingress controller's LoadBalancer Service") || !strings.Contains(err.Error(), "Ingress shop/shop") {
 		t.Errorf("message = %q", err)
 	}
-	if _, err := d.Translate(find(t, set, "Service", "internal-only"), c); !core.IsNotExposed(err) {
+	if _, err := d.Translate(find(t, set, "Service", "internal-only"), c); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("ClusterIP Service: err = %v, want not exposed", err)
 	}
-	if _, err := d.Translate(&corev1.Pod{}, c); !core.IsNotExposed(err) {
+	if _, err := d.Translate(&corev1.Pod{}, c); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("Pod: err = %v, want not exposed", err)
 	}
-	if _, err := d.Translate((*corev1.Service)(nil), c); !core.IsNotExposed(err) {
+	if _, err := d.Translate((*corev1.Service)(nil), c); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("nil Service: err = %v, want not exposed", err)
 	}
 	if !Recognizes(find(t, set, "Ingress", "shop")) {

@@ -408,7 +408,7 @@ func TestNotExposed(t *testing.T) {
 	} {
 		t.Run(tc.object, func(t *testing.T) {
 			tr, err := d.Translate(w.object(t, tc.object), w.cluster)
-			if !core.IsNotExposed(err) || tr != nil {
+			if !errors.Is(err, core.ErrNotExposed) || tr != nil {
 				t.Fatalf("Translate = %v, %v; want nil and ErrNotExposed", tr, err)
 			}
 			if errors.Is(err, core.ErrInvalid) {
@@ -419,14 +419,14 @@ func TestNotExposed(t *testing.T) {
 			}
 		})
 	}
-	if _, err := d.Translate(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tencent.IngressControllerConfigMap, Namespace: "kube-system"}}, w.cluster); !core.IsNotExposed(err) {
+	if _, err := d.Translate(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tencent.IngressControllerConfigMap, Namespace: "kube-system"}}, w.cluster); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("Translate(ConfigMap) = %v", err)
 	}
-	if _, err := d.Translate(nil, w.cluster); !core.IsNotExposed(err) {
+	if _, err := d.Translate(nil, w.cluster); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("Translate(nil) = %v", err)
 	}
 	var nilSvc *corev1.Service
-	if _, err := d.Translate(nilSvc, w.cluster); !core.IsNotExposed(err) {
+	if _, err := d.Translate(nilSvc, w.cluster); !errors.Is(err, core.ErrNotExposed) {
 		t.Errorf("Translate(typed nil) = %v", err)
 	}
 	if _, err := d.Translate(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, nil); !errors.Is(err, core.ErrInvalid) {

@@ -80,7 +80,7 @@ func FuzzTranslate(f *testing.F) {
 			if tr != nil {
 				t.Fatalf("a translation came back with the error %v", err)
 			}
-			if core.IsNotExposed(err) {
+			if errors.Is(err, core.ErrNotExposed) {
 				return
 			}
 			var ie *core.InvalidError

@@ -71,7 +71,7 @@ func TestInvalid(t *testing.T) {
 			if !errors.Is(err, core.ErrInvalid) {
 				t.Fatalf("err = %v, want ErrInvalid", err)
 			}
-			if core.IsNotExposed(err) {
+			if errors.Is(err, core.ErrNotExposed) {
 				t.Errorf("%v also matches ErrNotExposed", err)
 			}
 			var ie *core.InvalidError

@@ -127,7 +127,7 @@ func TestTranslateNotExposed(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tr, err := d.Translate(tc.obj, w.cluster)
-			if tr != nil || !core.IsNotExposed(err) {
+			if tr != nil || !errors.Is(err, core.ErrNotExposed) {
 				t.Fatalf("Translate = %v, %v; want ErrNotExposed", tr, err)
 			}
 			wantContains(t, "error", err.Error(), tc.message)

@@ -181,7 +181,7 @@ func evaluate(d core.Dialect, set *manifest.Set) (*core.Cluster, []exposure, err
 	for i := range set.Objects {
 		res, err := core.Evaluate(d, set.Objects[i].Object, c, prof.Policy)
 		switch {
-		case core.IsNotExposed(err):
+		case errors.Is(err, core.ErrNotExposed):
 			continue
 		case err != nil:
 			return nil, nil, fmt.Errorf("%s: %w", set.Objects[i].Source, err)
