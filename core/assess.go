@@ -213,7 +213,7 @@ func Assess(e *Exposure) Assessment {
 	a.NeedsClientAddress = needs.ClientAddress
 	a.Reasons = append(a.Reasons, e.Reasons...)
 	if e.Hairpin != nil {
-		h := AssessHairpin(e.Hairpin)
+		h := e.Hairpin.Assess()
 		a.Hairpin = &h
 	}
 	if bridgeBreaksNodeDNAT(e) {

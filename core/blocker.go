@@ -35,7 +35,7 @@ func BlockerOf(err error) *Blocker {
 	if err == nil {
 		return nil
 	}
-	b := &Blocker{Kind: kindName(err), Code: CodeOf(err), Message: err.Error(), err: err}
+	b := &Blocker{Kind: kindName(err), Code: codeOf(err), Message: err.Error(), err: err}
 	var allow *AllowlistError
 	if errors.As(err, &allow) {
 		b.Capability, b.Ask = allow.Capability, allow.Ask
@@ -98,9 +98,9 @@ func kindName(err error) string {
 	return "error"
 }
 
-// CodeOf returns the reason code an error of this package carries (KindError.Reason,
-// PreconditionError.Reason), or "".
-func CodeOf(err error) Code {
+// codeOf returns the reason code an error of this package carries (KindError.Reason,
+// PreconditionError.Reason), or "". Hosts read it as Blocker.Code.
+func codeOf(err error) Code {
 	var ke *KindError
 	if errors.As(err, &ke) && ke.Reason.Code != "" {
 		return ke.Reason.Code

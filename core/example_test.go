@@ -36,8 +36,8 @@ func ExampleAssess() {
 }
 
 // A Pod calling its own Service on Cilium: the backend sees 169.254.42.1 (seed 002).
-func ExampleAssessHairpin() {
-	h := core.AssessHairpin(&core.HairpinFacts{Dataplane: core.DataplaneCiliumTC})
+func ExampleHairpinFacts_Assess() {
+	h := (&core.HairpinFacts{Dataplane: core.DataplaneCiliumTC}).Assess()
 	fmt.Println(h.Works, h.Source.Kind, h.Source.Address)
 	// Output: yes service-loopback 169.254.42.1
 }

@@ -56,9 +56,9 @@ type HairpinAssessment struct {
 	Reasons []Reason      `json:"reasons"`
 }
 
-// AssessHairpin applies seed 002 and the measurements of docs/sources.md#kernel-lab to a Pod calling its own
-// Service.
-func AssessHairpin(h *HairpinFacts) HairpinAssessment {
+// Assess applies seed 002 and the measurements of docs/sources.md#kernel-lab to a Pod calling
+// its own Service.
+func (h *HairpinFacts) Assess() HairpinAssessment {
 	var out HairpinAssessment
 	switch {
 	case h.Dataplane == DataplaneCiliumSocketLB:

@@ -2,9 +2,9 @@ package core
 
 import "testing"
 
-// TestAssessHairpin follows seed 002's conclusions and the rows of TESTING.md §1 measured in
+// TestHairpinAssess follows seed 002's conclusions and the rows of TESTING.md §1 measured in
 // network namespaces (the dataplane lab re-checks them against the kernel).
-func TestAssessHairpin(t *testing.T) {
+func TestHairpinAssess(t *testing.T) {
 	cases := map[string]struct {
 		in     HairpinFacts
 		works  Fact
@@ -46,7 +46,7 @@ func TestAssessHairpin(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := AssessHairpin(&tc.in)
+			got := tc.in.Assess()
 			if got.Works != tc.works || got.Source.Kind != tc.source || !hasCode(got.Reasons, tc.code) {
 				t.Errorf("got works=%s source=%s reasons=%v; want %s %s %s", got.Works, got.Source.Kind, codes(got.Reasons), tc.works, tc.source, tc.code)
 			}
@@ -55,7 +55,7 @@ func TestAssessHairpin(t *testing.T) {
 }
 
 func TestCiliumLoopbackAddress(t *testing.T) {
-	got := AssessHairpin(&HairpinFacts{Dataplane: DataplaneCiliumTC})
+	got := (&HairpinFacts{Dataplane: DataplaneCiliumTC}).Assess()
 	if got.Source.Address != "169.254.42.1" {
 		t.Errorf("address = %q, want Cilium's default 169.254.42.1 (seed 002 §5)", got.Source.Address)
 	}
@@ -63,7 +63,7 @@ func TestCiliumLoopbackAddress(t *testing.T) {
 
 func TestKubeletHairpinModeWarning(t *testing.T) {
 	for mode, warn := range map[string]bool{"": false, "none": false, "hairpin-veth": true, "promiscuous-bridge": true} {
-		got := AssessHairpin(&HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentRouted, KubeletHairpinMode: mode})
+		got := (&HairpinFacts{Dataplane: DataplaneKubeProxy, SelfMasquerade: Yes, Attachment: AttachmentRouted, KubeletHairpinMode: mode}).Assess()
 		if hasCode(got.Reasons, "kubelet-hairpin-mode-unused") != warn {
 			t.Errorf("kubeletHairpinMode %q: warning = %v, want %v", mode, !warn, warn)
 		}

@@ -6,7 +6,7 @@
 // source NAT, backend binding, whether the LB lands on the client's node, how Pods are
 // attached — plus the Pod-to-own-Service cases and the seed tables' rows that have a dataplane
 // meaning, a test builds both a core.Exposure (or core.HairpinFacts), the way a dialect would
-// fill it, and the matching internal/netlab Scenario. core.Assess / core.AssessHairpin predict
+// fill it, and the matching internal/netlab Scenario. core.Assess / core.HairpinFacts.Assess predict
 // whether the declared client connects and which source the backend sees; netlab builds the
 // cluster out of network namespaces and the kernel says what really happened.
 //

@@ -68,11 +68,11 @@ func (v verdict) String() string {
 // A probability strictly between, or an unknown verdict, is no prediction of one connection:
 // "cannot tell", which never agrees with the kernel.
 //
-// For a Pod dialing its own Service, AssessHairpin says whether it works; when it does not,
+// For a Pod dialing its own Service, HairpinFacts.Assess says whether it works; when it does not,
 // every kube-proxy reason it gives is a drop (martian, or a bridge that will not reflect).
 func predict(c *kcase) verdict {
 	if c.hairpin != nil {
-		a := core.AssessHairpin(c.hairpin)
+		a := c.hairpin.Assess()
 		v := verdict{connected: a.Works}
 		switch a.Works {
 		case core.Yes:
