@@ -54,6 +54,8 @@ test:
 	cd deploy/test && GOWORK=off $(GO) test -json $(TESTFLAGS) ./... | ../../bin/testsummary
 	# hack/typecheck (make hosts type-checks the 1.36 hosts with it): its own module too.
 	cd hack/typecheck && GOWORK=off $(GO) test -json $(TESTFLAGS) ./... | ../../bin/testsummary
+	# The Helm chart against deploy/: its own module, so Helm stays out of go.mod.
+	cd hack/helmchart && GOWORK=off $(GO) test -json $(TESTFLAGS) ./... | ../../bin/testsummary
 
 ## hosts: a CCM fork, a platform SDK and an operator on each supported Kubernetes minor (1.35,
 ## 1.36, 1.37) add loopguard: no k8s.io/sigs.k8s.io module of theirs moves, they build (1.36:
@@ -93,6 +95,7 @@ lint:
 	$(GO) vet ./...
 	cd deploy/test && GOWORK=off $(GO) vet ./...
 	cd hack/typecheck && GOWORK=off $(GO) vet ./...
+	cd hack/helmchart && GOWORK=off $(GO) vet ./...
 	@bad="$$($(GO) list -deps ./core | grep -E '^($(CORE_FORBIDDEN))(/|$$)' || true)"; \
 	if [ -n "$$bad" ]; then echo "core depends on forbidden packages:"; echo "$$bad"; exit 1; fi; \
 	echo "core imports no cloud SDK, client-go or controller-runtime"
