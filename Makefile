@@ -86,9 +86,10 @@ build:
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/loopguard
 
 ## lint: gofmt check, go vet, core's dependency rule, the modules pinned as Kubernetes pins them,
-## and the repository's rules (hack/repo-lint.sh: no file over 1 MB outside testdata, build outputs
+## the repository's rules (hack/repo-lint.sh: no file over 1 MB outside testdata, build outputs
 ## ignored, the layering (internal/ and providers/ import no adapters/), commit subjects of at most
-## 72 characters)
+## 72 characters), and the upstream notices (LICENSE, NOTICE, the headers of files adapted from
+## Kubernetes)
 lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
@@ -101,6 +102,7 @@ lint:
 	echo "core imports no cloud SDK, client-go or controller-runtime"
 	hack/k8s-pins.sh
 	hack/repo-lint.sh
+	$(GO) test -count=1 -run '^TestRepositoryKeepsUpstreamNotices$$' ./internal/notice
 
 ## bench: the performance benchmarks of issue 2 (10,000 Services end to end, decoding)
 bench:
