@@ -105,20 +105,6 @@ func doDefaultType(v *cloudView) (typ, from string) {
 	return "", ""
 }
 
-// doBool reads a DigitalOcean bool annotation as getBool does: strconv.ParseBool, an error
-// fails the request.
-func doBool(svc *corev1.Service, key string) (bool, taken) {
-	raw, set := svc.Annotations[key]
-	if !set {
-		return false, valueAbsent
-	}
-	b, ok := goBool(raw)
-	if !ok {
-		return false, valueRejected
-	}
-	return b, valueTaken
-}
-
 // doProtocol reads do-loadbalancer-protocol as getProtocol does.
 func doProtocol(svc *corev1.Service) (string, taken) {
 	raw, set := svc.Annotations[annDOProtocol]
@@ -136,7 +122,7 @@ func (digitalOceanCloud) read(v *cloudView) {
 	svc := v.svc
 	_, st := doType(svc)
 	v.valueNote(st, annDOType, "the DigitalOcean controller takes REGIONAL or REGIONAL_NETWORK exactly", srcDOType)
-	pp, pst := doBool(svc, annDOProxyProtocol)
+	pp, pst := strictBool(svc, annDOProxyProtocol) // getBool: strconv.ParseBool, an error fails the request
 	v.valueNote(pst, annDOProxyProtocol, "the DigitalOcean controller reads a Go bool (strconv.ParseBool)", srcDOProxy)
 	if pp {
 		v.expects("v1", ruleCCMProxyProtocol.Because("DigitalOcean: "+annDOProxyProtocol+": "+quote(svc.Annotations[annDOProxyProtocol])+" ["+srcDOProxy+"]"))

@@ -19,7 +19,9 @@ func TestDigitalOceanParsers(t *testing.T) {
 	// annotations.go getBool@v0.1.68: strconv.ParseBool, an error fails the request.
 	checkSpellings(t, srcDOProxy, map[string]string{absent: "default", "true": "true", "True": "true", "TRUE": "true", "1": "true", "t": "true",
 		"false": "false", "0": "false", "yes": "rejected", "": "rejected", "garbage": "rejected"},
-		func(v string) string { return outcome(doBool(annotated(annDOProxyProtocol, v), annDOProxyProtocol)) })
+		func(v string) string {
+			return outcome(strictBool(annotated(annDOProxyProtocol, v), annDOProxyProtocol))
+		})
 	checkSpellings(t, srcDOProtocol, map[string]string{absent: "default", "tcp": "tcp", "http": "http", "https": "https", "http2": "http2", "HTTP": "rejected",
 		"true": "rejected", "True": "rejected", "TRUE": "rejected", "1": "rejected", "t": "rejected", "yes": "rejected", "": "rejected", "garbage": "rejected"},
 		func(v string) string { return outcome(doProtocol(annotated(annDOProtocol, v))) })

@@ -66,20 +66,6 @@ var hetznerFacts = cloudFacts{
 
 func (hetznerCloud) facts() *cloudFacts { return &hetznerFacts }
 
-// hetznerBool reads a Hetzner bool annotation as BoolFromService does: strconv.ParseBool; set
-// but unparsable (empty included) fails EnsureLoadBalancer.
-func hetznerBool(svc *corev1.Service, key string) (bool, taken) {
-	raw, set := svc.Annotations[key]
-	if !set {
-		return false, valueAbsent
-	}
-	b, ok := goBool(raw)
-	if !ok {
-		return false, valueRejected
-	}
-	return b, valueTaken
-}
-
 // hetznerProtocol reads load-balancer.hetzner.cloud/protocol as LBSvcProtocol does: lower-cased,
 // then tcp, http or https; anything else fails EnsureLoadBalancer. The default is tcp.
 func hetznerProtocol(svc *corev1.Service) (string, taken) {
@@ -112,7 +98,7 @@ func hetznerDefault(v *cloudView) (on bool, s setting, st taken) {
 func (hetznerCloud) read(v *cloudView) {
 	svc := v.svc
 	raw := svc.Annotations[annHetznerProxyProtocol]
-	pp, st := hetznerBool(svc, annHetznerProxyProtocol)
+	pp, st := strictBool(svc, annHetznerProxyProtocol) // BoolFromService: set but unparsable fails EnsureLoadBalancer
 	v.valueNote(st, annHetznerProxyProtocol, "the hcloud-cloud-controller-manager reads a Go bool (strconv.ParseBool)", srcHetznerBool)
 	if st == valueTaken && pp {
 		// With the PROXY protocol on, the LB proxies the connection and the controller
@@ -197,7 +183,7 @@ func hetznerDefaults(v *cloudView) {
 // userIPMode: the controller publishes Proxy while uses-proxyprotocol is true and VIP while it
 // is false (getProxyProtocolEnabled); a value it rejects changes no status.
 func (hetznerCloud) userIPMode(v *cloudView) (corev1.LoadBalancerIPMode, core.Reason, bool) {
-	pp, st := hetznerBool(v.svc, annHetznerProxyProtocol)
+	pp, st := strictBool(v.svc, annHetznerProxyProtocol)
 	if st != valueTaken {
 		return "", core.Reason{}, false
 	}

@@ -21,7 +21,7 @@ func TestHetznerParsers(t *testing.T) {
 	bools := map[string]string{absent: "default", "true": "true", "True": "true", "TRUE": "true", "1": "true", "t": "true", "T": "true",
 		"false": "false", "False": "false", "0": "false", "f": "false", "yes": "rejected", "on": "rejected", "": "rejected", "garbage": "rejected"}
 	for _, key := range []string{annHetznerProxyProtocol, annHetznerDisablePublic} {
-		checkSpellings(t, srcHetznerBool, bools, func(v string) string { return outcome(hetznerBool(annotated(key, v), key)) })
+		checkSpellings(t, srcHetznerBool, bools, func(v string) string { return outcome(strictBool(annotated(key, v), key)) })
 	}
 	// internal/annotation/name.go LBSvcProtocol@v1.35.0: lower-cased, then tcp, http or https.
 	checkSpellings(t, srcHetznerProtocol, map[string]string{absent: "default", "tcp": "tcp", "TCP": "tcp", "http": "http", "HTTPS": "https",

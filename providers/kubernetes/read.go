@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/loopguard/loopguard/core"
@@ -33,6 +34,21 @@ const (
 func goBool(v string) (b, ok bool) {
 	b, err := strconv.ParseBool(v)
 	return b, err == nil
+}
+
+// strictBool reads a bool annotation as a controller that fails the request on a bad value
+// reads it: absent is false, anything strconv.ParseBool refuses (empty included) is rejected.
+// Each unit that calls it names its controller's function at the call.
+func strictBool(svc *corev1.Service, key string) (bool, taken) {
+	raw, set := svc.Annotations[key]
+	if !set {
+		return false, valueAbsent
+	}
+	b, ok := goBool(raw)
+	if !ok {
+		return false, valueRejected
+	}
+	return b, valueTaken
 }
 
 // Codes of the rules every unit's parser uses to say what its controller does with a value.
