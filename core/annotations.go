@@ -4,8 +4,9 @@ import (
 	"strings"
 )
 
-// loopguard's own annotations. They declare facts no cloud annotation carries, and override a
-// dialect's guess where docs/sources.md marks it UNCONFIRMED. Every dialect honours them.
+// loopguard's own annotations, and the names of the facts they declare. The annotations declare
+// facts no cloud annotation carries, and override a dialect's guess where docs/sources.md marks
+// it UNCONFIRMED. Every dialect honours them.
 const (
 	// AnnotationLBScope declares the LB private or public.
 	AnnotationLBScope = "loopguard.io/lb-scope"
@@ -23,6 +24,13 @@ const (
 	// client-address (the backends use the client's address: remedies that keep it rank
 	// first), or none.
 	AnnotationBackendExpects = "loopguard.io/backend-expects"
+
+	// The facts an Assessment can report Missing. An annotation above declares the first two
+	// (the one whose name ends the same); the profile's proxyMode or the dialect's reading of
+	// the dataplane decides the third.
+	MissingScope       = "lb-scope"
+	MissingLBSourceNAT = "lb-source-nat"
+	MissingIntercept   = "node-intercepts-vip"
 )
 
 // String is the dependence in AnnotationBackendExpects's words.

@@ -150,7 +150,8 @@ type Assessment struct {
 	Source SourceAddress `json:"sourceAddress"`
 	// Reasons explain the verdict, the dialect's reasons first.
 	Reasons []Reason `json:"reasons"`
-	// Missing names the facts a RiskUnknown verdict needs.
+	// Missing names the facts a RiskUnknown verdict needs (MissingScope, MissingIntercept,
+	// MissingLBSourceNAT).
 	Missing []string `json:"missing,omitempty"`
 	// Hairpin is the verdict for a backend calling its own Service, when the dataplane is described.
 	Hairpin *HairpinAssessment `json:"hairpin,omitempty"`
@@ -164,13 +165,6 @@ type Assessment struct {
 	// that keep the client address first when it is Yes and the policy prefers nothing else.
 	NeedsClientAddress Fact `json:"needsClientAddress,omitempty"`
 }
-
-// Names of facts reported in Assessment.Missing.
-const (
-	MissingScope       = "lb-scope"
-	MissingIntercept   = "node-intercepts-vip"
-	MissingLBSourceNAT = "lb-source-nat"
-)
 
 // Reasons prepared once, so Assess allocates nothing for them.
 var (

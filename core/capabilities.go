@@ -9,10 +9,13 @@ import (
 // that a host does not ask the cloud again on every reconcile for something support has not
 // granted. It is an explicit piece a host wires in (ReconcilerOptions.CapabilityCache); declarations (the
 // profile's allowlists, a driver's options) stay the only source of grants. A CapabilityCache
-// is safe for concurrent use; the zero value is not usable, use NewCapabilityCache.
+// is safe for concurrent use, and its zero value is ready to use with a TTL of an hour.
 type CapabilityCache struct {
-	ttl time.Duration
-	now func() time.Time
+	// TTL is how long a refusal is remembered: an hour when zero or negative. Set it before
+	// the cache is first used.
+	TTL time.Duration
+
+	now func() time.Time // time.Now when nil; tests set it
 
 	mu      sync.Mutex
 	refused map[Capability]refusal
@@ -23,16 +26,21 @@ type refusal struct {
 	at  time.Time
 }
 
-// defaultRefusalTTL is how long a refusal is remembered when NewCapabilityCache is given 0.
+// defaultRefusalTTL is how long a refusal is remembered when CapabilityCache.TTL is not set.
 const defaultRefusalTTL = time.Hour
 
-// NewCapabilityCache returns a cache that forgets a refusal after ttl (an hour when
-// ttl <= 0).
-func NewCapabilityCache(ttl time.Duration) *CapabilityCache {
-	if ttl <= 0 {
-		ttl = defaultRefusalTTL
+func (c *CapabilityCache) clock() time.Time {
+	if c.now == nil {
+		return time.Now()
 	}
-	return &CapabilityCache{ttl: ttl, now: time.Now, refused: map[Capability]refusal{}}
+	return c.now()
+}
+
+func (c *CapabilityCache) ttl() time.Duration {
+	if c.TTL <= 0 {
+		return defaultRefusalTTL
+	}
+	return c.TTL
 }
 
 // Remember records the cloud's refusal of err.Capability.
@@ -42,7 +50,10 @@ func (c *CapabilityCache) Remember(err *AllowlistError) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.refused[err.Capability] = refusal{err: err, at: c.now()}
+	if c.refused == nil {
+		c.refused = map[Capability]refusal{}
+	}
+	c.refused[err.Capability] = refusal{err: err, at: c.clock()}
 }
 
 // Refused returns the remembered refusal of a capability, if one younger than the TTL exists.
@@ -54,7 +65,7 @@ func (c *CapabilityCache) Refused(cap Capability) (*AllowlistError, bool) {
 	if !ok {
 		return nil, false
 	}
-	if c.now().Sub(r.at) > c.ttl {
+	if c.clock().Sub(r.at) > c.ttl() {
 		delete(c.refused, cap)
 		return nil, false
 	}

@@ -1,9 +1,10 @@
 package core
 
 import (
-	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Preference tilts Decide's ranking of the remedies a cloud offers.
@@ -22,13 +23,14 @@ const (
 	PreferLBFeatures Preference = "lb-features"
 )
 
-// ParsePreference checks a preference name.
-func ParsePreference(s string) (Preference, error) {
-	switch p := Preference(s); p {
+// Validate refuses a preference Decide does not know, as a field error at path that lists the
+// supported values (a CLI flag passes a nil path and prints the error's Detail).
+func (p Preference) Validate(path *field.Path) *field.Error {
+	switch p {
 	case PreferDocumented, PreferDocumentedStated, PreferSourceIP, PreferLBFeatures:
-		return p, nil
+		return nil
 	}
-	return "", fmt.Errorf("unknown preference %q: want one of documented, source-ip, lb-features", s)
+	return field.NotSupported(path, p, []Preference{PreferDocumentedStated, PreferSourceIP, PreferLBFeatures})
 }
 
 // Policy says what the user is willing to give up. The zero value is the default policy: the

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 var (
@@ -192,14 +193,18 @@ func TestDecideRejectionListsEveryUnmet(t *testing.T) {
 	}
 }
 
-func TestParsePreference(t *testing.T) {
-	for in, want := range map[string]Preference{"": PreferDocumented, "documented": PreferDocumentedStated, "source-ip": PreferSourceIP, "lb-features": PreferLBFeatures} {
-		if got, err := ParsePreference(in); err != nil || got != want {
-			t.Errorf("%q → %q, %v", in, got, err)
+func TestPreferenceValidate(t *testing.T) {
+	for _, p := range []Preference{PreferDocumented, PreferDocumentedStated, PreferSourceIP, PreferLBFeatures} {
+		if fe := p.Validate(nil); fe != nil {
+			t.Errorf("%q refused: %v", p, fe)
 		}
 	}
-	if _, err := ParsePreference("sourceip"); err == nil {
-		t.Error("a misspelt preference must be refused")
+	fe := Preference("sourceip").Validate(field.NewPath("policy", "prefer"))
+	if fe == nil {
+		t.Fatal("a misspelt preference must be refused")
+	}
+	if want := `policy.prefer: Unsupported value: "sourceip": supported values: "documented", "source-ip", "lb-features"`; fe.Error() != want {
+		t.Errorf("error = %q, want %q", fe.Error(), want)
 	}
 }
 

@@ -142,11 +142,6 @@ type RetryError struct {
 	Err   error
 }
 
-// RetryAfter builds a RetryError.
-func RetryAfter(after time.Duration, msg string, cause error) error {
-	return &RetryError{After: after, Msg: msg, Err: cause}
-}
-
 func (e *RetryError) Error() string {
 	s := fmt.Sprintf("%s (retry in %s)", e.Msg, e.After)
 	if e.Err != nil {

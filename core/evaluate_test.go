@@ -9,19 +9,19 @@ import (
 
 // FakeDialect is a one-line test double for Evaluate.
 type FakeDialect struct {
-	T   *Translation
+	T   *Result
 	Err error
 }
 
 func (f FakeDialect) Name() string  { return "fake" }
 func (f FakeDialect) Rules() []Rule { return nil }
-func (f FakeDialect) Translate(runtime.Object, *Cluster) (*Translation, error) {
+func (f FakeDialect) Translate(runtime.Object, *Cluster) (*Result, error) {
 	return f.T, f.Err
 }
 
 func TestEvaluate(t *testing.T) {
 	e := ThroughLBExposure(nil)
-	r, err := Evaluate(FakeDialect{T: &Translation{Exposure: *e, Offers: []Offer{OfferIntercept, OfferDNS}}}, nil, nil, Policy{})
+	r, err := Evaluate(FakeDialect{T: &Result{Exposure: *e, Offers: []Offer{OfferIntercept, OfferDNS}}}, nil, nil, Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}

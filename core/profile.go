@@ -14,12 +14,6 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// The ClusterProfile's group version and kind.
-const (
-	ProfileAPIVersion = "loopguard.io/v1alpha1"
-	ProfileKind       = "ClusterProfile"
-)
-
 // ProxyMode is how the cluster implements Services on nodes.
 type ProxyMode string
 
@@ -32,9 +26,14 @@ const (
 	ProxyModeEBPF ProxyMode = "ebpf"
 )
 
-// ProxyModes lists the accepted proxy modes.
-func ProxyModes() []ProxyMode {
-	return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables, ProxyModeEBPF}
+// Validate refuses a proxy mode loopguard does not know, as a field error at path that lists
+// the supported values (a CLI flag passes a nil path and prints the error's Detail).
+func (m ProxyMode) Validate(path *field.Path) *field.Error {
+	switch m {
+	case ProxyModeUnknown, ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables, ProxyModeEBPF:
+		return nil
+	}
+	return field.NotSupported(path, m, []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables, ProxyModeEBPF})
 }
 
 // ClusterProfile is what loopguard needs to know about a cluster that its objects do not say:
@@ -42,9 +41,12 @@ func ProxyModes() []ProxyMode {
 // (kind ClusterProfile, apiVersion loopguard.io/v1alpha1) and overridden by CLI flags; live
 // cluster adapters fill it from the API. Every field is optional: what is absent is unknown.
 type ClusterProfile struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Metadata   *ProfileMetadata `json:"metadata,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Metadata is optional; its name is for people and the CLI's output.
+	Metadata *struct {
+		Name string `json:"name,omitempty"`
+	} `json:"metadata,omitempty"`
 
 	// Provider names the dialect: tencent, volcengine or kubernetes.
 	Provider          string    `json:"provider,omitempty"`
@@ -150,11 +152,6 @@ func (p *ClusterProfile) Overlay(later *ClusterProfile) {
 	}
 }
 
-// ProfileMetadata is the profile's optional metadata.
-type ProfileMetadata struct {
-	Name string `json:"name,omitempty"`
-}
-
 // DataplaneProfile describes the Pod network as far as loops and hairpins care.
 type DataplaneProfile struct {
 	// CNI names the network plugin: bridge, flannel, calico, cilium, vpc-cni, ...
@@ -235,14 +232,8 @@ func (p *ClusterProfile) Validate() field.ErrorList {
 
 func (p *ClusterProfile) validateValues() field.ErrorList {
 	var errs field.ErrorList
-	if p.ProxyMode != "" {
-		ok := false
-		for _, m := range ProxyModes() {
-			ok = ok || m == p.ProxyMode
-		}
-		if !ok {
-			errs = append(errs, field.NotSupported(field.NewPath("proxyMode"), p.ProxyMode, ProxyModes()))
-		}
+	if fe := p.ProxyMode.Validate(field.NewPath("proxyMode")); fe != nil {
+		errs = append(errs, fe)
 	}
 	for _, v := range []struct{ path, val string }{
 		{"kubernetesVersion", p.KubernetesVersion},
@@ -259,9 +250,8 @@ func (p *ClusterProfile) validateValues() field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath(v.path), v.val, "not a version (want e.g. v1.30.2)"))
 		}
 	}
-	if _, err := ParsePreference(string(p.Policy.Prefer)); err != nil {
-		errs = append(errs, field.NotSupported(field.NewPath("policy", "prefer"), p.Policy.Prefer,
-			[]string{"documented", string(PreferSourceIP), string(PreferLBFeatures)}))
+	if fe := p.Policy.Prefer.Validate(field.NewPath("policy", "prefer")); fe != nil {
+		errs = append(errs, fe)
 	}
 	if p.Clients != "" {
 		if _, err := labels.Parse(p.Clients); err != nil {

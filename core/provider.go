@@ -40,7 +40,9 @@ type ApplyResult struct {
 
 // Driver carries out a cloud's remedies. Observing and planning never change anything;
 // ApplyCloud is idempotent: "already so" is success with ApplyResult.Wrote false, "still in
-// progress" is a RetryError.
+// progress" is a RetryError. The optional interfaces dialect.Remover,
+// dialect.OwnershipChecker and dialect.Asker add removal, ownership checks and support-ticket
+// wording.
 type Driver interface {
 	// Plan observes what it needs and returns the changes that make req.Result.Decision true.
 	// An empty plan means the decision already holds.
@@ -49,29 +51,17 @@ type Driver interface {
 	ApplyCloud(ctx context.Context, ch *Change) (ApplyResult, error)
 }
 
-// Remover is implemented by drivers that can undo what loopguard set for an object. Without
-// it, Reconciler.Remove undoes only the cluster changes the driver's plan names.
-type Remover interface {
-	// PlanRemoval observes and returns the changes that take back what loopguard set for
-	// req.Object (the annotation it added, the entries or the config it created, listener
-	// attributes in direct mode), leaving everything others set. An empty plan means there is
-	// nothing of loopguard's left.
-	PlanRemoval(ctx context.Context, req *PlanRequest) (*Plan, error)
-}
-
-// OwnershipChecker is implemented by drivers whose cloud changes find their target through
-// something a tenant can edit, such as an annotation naming a load balancer. A Reconciler with
-// ReconcilerOptions.OwnershipCheck asks before any cloud change is planned to be written.
-type OwnershipChecker interface {
-	// CheckOwnership returns nil when ch's target belongs to req.Object (a load balancer one of
-	// whose addresses is in the object's status), and an error naming the object, the target
-	// and what was compared otherwise, or when it cannot tell.
-	CheckOwnership(ctx context.Context, req *PlanRequest, ch *Change) error
-}
-
-// Asker is implemented by drivers whose cloud grants capabilities by support ticket: Ask says
-// what to request, in the cloud's words ("CLB Layer 4 SNAT capability"), so an AllowlistError
-// the Reconciler raises names the request rather than the bare capability.
-type Asker interface {
-	Ask(Capability) string
-}
+// A driver may also implement the optional interfaces that core/dialect names for driver
+// authors (dialect.Remover, dialect.OwnershipChecker, dialect.Asker); the Reconciler asks
+// for them by method set, so hosts never name them.
+type (
+	remover interface {
+		PlanRemoval(ctx context.Context, req *PlanRequest) (*Plan, error)
+	}
+	ownershipChecker interface {
+		CheckOwnership(ctx context.Context, req *PlanRequest, ch *Change) error
+	}
+	asker interface {
+		Ask(Capability) string
+	}
+)

@@ -14,9 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// FieldManager is the server-side apply field manager loopguard writes under.
-const FieldManager = "loopguard"
-
 // Reconciler is the generic engine: it evaluates an object, asks the cloud's Driver for a plan,
 // validates the whole plan, writes it, and verifies by re-observing. Providers only talk to
 // their cloud; the Reconciler owns the lifecycle (docs/sources.md#design "Interfaces").
@@ -32,7 +29,7 @@ type Reconciler struct {
 	refusals  *CapabilityCache
 	// hostWrites is what the host carries out; nil means every writer (HostWrites).
 	hostWrites map[Writer]bool
-	// checkOwner asks an OwnershipChecker driver before any cloud change (OwnershipCheck).
+	// checkOwner asks a dialect.OwnershipChecker driver before any cloud change (OwnershipCheck).
 	checkOwner bool
 }
 
@@ -64,7 +61,7 @@ type ReconcilerOptions struct {
 	// changes are always the user's (Outcome.ForUser), status changes always the status
 	// owner's (Outcome.ForStatus). Empty means the host carries out every writer.
 	HostWrites []Writer
-	// OwnershipCheck makes every plan ask a driver that implements OwnershipChecker whether
+	// OwnershipCheck makes every plan ask a driver that implements dialect.OwnershipChecker whether
 	// each cloud change's target belongs to the object, and block the plan when it does not.
 	// A host with cloud-wide rights that acts on objects tenants edit (a
 	// cloud-controller-manager) sets it, so an annotation naming another Service's load
@@ -197,7 +194,7 @@ func (r *Reconciler) finishPlan(ctx context.Context, req *PlanRequest, p *Plan) 
 // (OwnershipCheck). A check that fails to run blocks too: nothing is written to a load
 // balancer whose owner is not known.
 func (r *Reconciler) checkOwnership(ctx context.Context, req *PlanRequest, p *Plan) {
-	oc, ok := r.driver.(OwnershipChecker)
+	oc, ok := r.driver.(ownershipChecker)
 	if !r.checkOwner || !ok || p.Blocked != nil {
 		return
 	}
@@ -230,7 +227,7 @@ func (r *Reconciler) PlanRemoval(ctx context.Context, obj runtime.Object, c *Clu
 	if r.driver == nil {
 		return nil, r.noDriver(obj)
 	}
-	rem, ok := r.driver.(Remover)
+	rem, ok := r.driver.(remover)
 	if !ok {
 		return nil, &KindError{Kind: ErrUnsupported, Msg: "the " + r.dialect.Name() + " driver cannot undo what it sets"}
 	}
@@ -306,7 +303,7 @@ func (r *Reconciler) validate(p *Plan, applying bool) error {
 	}
 	if len(d.Tickets) > 0 && !p.Removal {
 		ask := string(d.Tickets[0])
-		if a, ok := r.driver.(Asker); ok && a.Ask(d.Tickets[0]) != "" {
+		if a, ok := r.driver.(asker); ok && a.Ask(d.Tickets[0]) != "" {
 			ask = a.Ask(d.Tickets[0])
 		}
 		return &AllowlistError{Object: p.Object, Capability: d.Tickets[0], Ask: ask}
@@ -425,7 +422,7 @@ func (r *Reconciler) writeOnce(ctx context.Context, ch *Change) (bool, error) {
 			return false, nil // nothing left to take back
 		}
 		if !ch.Create {
-			return false, RetryAfter(r.retry, ch.Object.String()+" does not exist yet", nil)
+			return false, &RetryError{After: r.retry, Msg: ch.Object.String() + " does not exist yet"}
 		}
 		obj := newObject(ch)
 		if _, err := applyEdits(obj.Object, ch.Edits); err != nil {
@@ -521,7 +518,7 @@ func (r *Reconciler) verify(ctx context.Context, p *Plan) error {
 			return err
 		}
 		if live == nil || !chk.Holds(live.Object) {
-			return RetryAfter(r.retry, fmt.Sprintf("%s: %s not yet %v: %s", chk.Object, chk.What(), chk.Edit.Value, chk.Pending), nil)
+			return &RetryError{After: r.retry, Msg: fmt.Sprintf("%s: %s not yet %v: %s", chk.Object, chk.What(), chk.Edit.Value, chk.Pending)}
 		}
 	}
 	for i := range p.Changes {

@@ -54,7 +54,7 @@ func testDriver(changes ...core.Change) drivertest.DriverFuncs {
 }
 
 func atRiskDialect() core.FakeDialect {
-	return core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.OfferIntercept}}}
+	return core.FakeDialect{T: &core.Result{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.OfferIntercept}}}
 }
 
 func TestReconcileWritesOnceAndKeepsForeignFields(t *testing.T) {
@@ -148,11 +148,11 @@ func TestReconcileRefusesBeforeAnyWrite(t *testing.T) {
 		kind    error
 	}{
 		"TentativeDecision": {
-			dialect: core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(func(e *core.Exposure) { e.Intercept = core.Unknown }), Offers: []core.Offer{core.OfferIntercept}}},
+			dialect: core.FakeDialect{T: &core.Result{Exposure: *core.ThroughLBExposure(func(e *core.Exposure) { e.Intercept = core.Unknown }), Offers: []core.Offer{core.OfferIntercept}}},
 			changes: []core.Change{write}, kind: core.ErrPrecondition,
 		},
 		"TicketNotGranted": {
-			dialect: core.FakeDialect{T: &core.Translation{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.Unmet(core.OfferSNAT, core.PreconditionAllowlist, "clb-l4-snat")}}},
+			dialect: core.FakeDialect{T: &core.Result{Exposure: *core.ThroughLBExposure(nil), Offers: []core.Offer{core.Unmet(core.OfferSNAT, core.PreconditionAllowlist, "clb-l4-snat")}}},
 			changes: []core.Change{write}, opts: core.ReconcilerOptions{Policy: core.Policy{AllowTickets: true}}, kind: core.ErrNotAllowlisted,
 		},
 		"DisruptiveNotAllowed": {
@@ -211,7 +211,7 @@ func TestReconcileCloudAndUserChanges(t *testing.T) {
 	fail := true
 	drv.ApplyCloudFn = func(_ context.Context, ch *core.Change) (core.ApplyResult, error) {
 		if ch.Resource == "listener lbl-2" && fail {
-			return core.ApplyResult{}, core.RetryAfter(0, "task running", boom)
+			return core.ApplyResult{}, &core.RetryError{After: 0, Msg: "task running", Err: boom}
 		}
 		applied = append(applied, ch.Resource)
 		return core.ApplyResult{Wrote: true}, nil

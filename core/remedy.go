@@ -1,5 +1,7 @@
 package core
 
+import "k8s.io/apimachinery/pkg/util/validation/field"
+
 // Remedy is a way to stop in-cluster clients from looping through the LB.
 type Remedy string
 
@@ -26,13 +28,14 @@ const (
 	ThroughLB Remedy = "through-lb"
 )
 
-// ParseRemedy checks a remedy name.
-func ParseRemedy(s string) (Remedy, bool) {
-	switch r := Remedy(s); r {
+// Validate refuses a remedy loopguard does not know, as a field error at path that lists the
+// supported values.
+func (r Remedy) Validate(path *field.Path) *field.Error {
+	switch r {
 	case RemedyNone, InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering:
-		return r, true
+		return nil
 	}
-	return "", false
+	return field.NotSupported(path, r, []Remedy{RemedyNone, InterceptVIP, ThroughLB, LBSourceNAT, NodeSeparation, DNSSteering})
 }
 
 // Capability is a cloud feature that an account must have enabled (usually by a support

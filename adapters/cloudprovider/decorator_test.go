@@ -171,7 +171,7 @@ type countingDialect struct {
 	n atomic.Int32
 }
 
-func (d *countingDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d *countingDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	d.n.Add(1)
 	return d.Dialect.Translate(obj, c)
 }

@@ -157,7 +157,7 @@ type panicking struct {
 
 type panickingDialect struct{ core.Dialect }
 
-func (panickingDialect) Translate(runtime.Object, *core.Cluster) (*core.Translation, error) {
+func (panickingDialect) Translate(runtime.Object, *core.Cluster) (*core.Result, error) {
 	panic("a bug in the dialect")
 }
 

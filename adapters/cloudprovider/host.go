@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 	"github.com/loopguard/loopguard/providers/kubernetes"
 )
 
@@ -35,9 +36,9 @@ func (p hostProvider) Driver() (core.Driver, bool) {
 type hostDriver struct{ core.Driver }
 
 var (
-	_ core.Remover          = hostDriver{}
-	_ core.OwnershipChecker = hostDriver{}
-	_ core.Asker            = hostDriver{}
+	_ dialect.Remover          = hostDriver{}
+	_ dialect.OwnershipChecker = hostDriver{}
+	_ dialect.Asker            = hostDriver{}
 )
 
 func (d hostDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
@@ -63,7 +64,7 @@ func (d hostDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan
 // PlanRemoval is the cloud driver's; a driver that sets nothing it can take back has nothing
 // to remove.
 func (d hostDriver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
-	if rem, ok := d.Driver.(core.Remover); ok {
+	if rem, ok := d.Driver.(dialect.Remover); ok {
 		return rem.PlanRemoval(ctx, req)
 	}
 	ref := core.ObjectRef{}
@@ -74,14 +75,14 @@ func (d hostDriver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*co
 }
 
 func (d hostDriver) CheckOwnership(ctx context.Context, req *core.PlanRequest, ch *core.Change) error {
-	if oc, ok := d.Driver.(core.OwnershipChecker); ok {
+	if oc, ok := d.Driver.(dialect.OwnershipChecker); ok {
 		return oc.CheckOwnership(ctx, req, ch)
 	}
 	return nil
 }
 
 func (d hostDriver) Ask(c core.Capability) string {
-	if a, ok := d.Driver.(core.Asker); ok {
+	if a, ok := d.Driver.(dialect.Asker); ok {
 		return a.Ask(c)
 	}
 	return ""

@@ -175,7 +175,7 @@ func Setup(mgr manager.Manager, p core.Provider, opts *Options) (*Controller, er
 	if c.wedgedAfter <= 0 {
 		c.wedgedAfter = 5 * time.Minute
 	}
-	c.rec = core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: w, Logger: log, Policy: opts.Profile.Policy, CapabilityCache: core.NewCapabilityCache(ttl)})
+	c.rec = core.NewReconciler(p, &core.ReconcilerOptions{ClusterWriter: w, Logger: log, Policy: opts.Profile.Policy, CapabilityCache: &core.CapabilityCache{TTL: ttl}})
 	for _, gvk := range opts.Custom {
 		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if meta.IsNoMatchError(err) {

@@ -503,7 +503,7 @@ func TestRetryAndConflictRequeue(t *testing.T) {
 			calls = append(calls, time.Now())
 			switch len(calls) {
 			case 1:
-				return core.ApplyResult{}, core.RetryAfter(delay, "task still running", nil)
+				return core.ApplyResult{}, &core.RetryError{After: delay, Msg: "task still running"}
 			case 2:
 				return core.ApplyResult{}, &core.KindError{Kind: core.ErrConflict, Msg: "listener changed in between"}
 			case 3:

@@ -6,8 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/loopguard/loopguard/core"
 )
 
 // metrics are the controller's Prometheus collectors.
@@ -86,7 +84,7 @@ func (m *metrics) forget(id objectID) {
 	}
 }
 
-// CloudAPIMetrics returns a core.CallObserver for a provider's options
+// CloudAPIMetrics returns a cloud API call observer for a provider's options
 // (tencent.DriverOptions.OnCall, volcengine.CLBReaderOptions.OnCall) that counts every cloud
 // API request in loopguard_cloud_api_calls_total{provider,action} and every failed one in
 // loopguard_cloud_api_errors_total{provider,action,code}. reg nil means controller-runtime's
@@ -95,7 +93,7 @@ func (m *metrics) forget(id objectID) {
 //
 //	calls, err := controller.CloudAPIMetrics(tencent.Name, nil)
 //	p, err := tencent.NewProvider(&tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: api, OnCall: calls})
-func CloudAPIMetrics(provider string, reg prometheus.Registerer) (core.CallObserver, error) {
+func CloudAPIMetrics(provider string, reg prometheus.Registerer) (func(action, code string), error) {
 	if reg == nil {
 		reg = ctrlmetrics.Registry
 	}

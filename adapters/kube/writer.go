@@ -200,7 +200,7 @@ func classify(key core.ObjectKey, err error) error {
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
 			after = s
 		}
-		return core.RetryAfter(time.Duration(after)*time.Second, ref.String()+": API server busy", err)
+		return &core.RetryError{After: time.Duration(after) * time.Second, Msg: ref.String() + ": API server busy", Err: err}
 	}
 	return err
 }

@@ -212,8 +212,8 @@ type fixedDialect struct{}
 
 func (fixedDialect) Name() string       { return "fixed" }
 func (fixedDialect) Rules() []core.Rule { return nil }
-func (fixedDialect) Translate(runtime.Object, *core.Cluster) (*core.Translation, error) {
-	return &core.Translation{
+func (fixedDialect) Translate(runtime.Object, *core.Cluster) (*core.Result, error) {
+	return &core.Result{
 		Exposure: core.Exposure{Object: core.ObjectRef{Kind: "Widget", Name: "cfg"}, Scope: core.Private, Layer: core.Layer4,
 			Intercept: core.No, LBSourceNAT: core.No, Binding: core.NodePortCluster, Placement: core.Placement{NodesBehindLB: 2}},
 		Offers: []core.Offer{{Remedy: core.LBSourceNAT, Path: core.PathProxy, Reason: core.Reason{Message: "snat"}}},

@@ -220,9 +220,9 @@ func (b *Backend) prepare(ctx context.Context, s *Spec) (*env, Diagnostics, bool
 }
 
 func policyOf(s *Spec) (core.Policy, Diagnostics) {
-	pref, err := core.ParsePreference(s.Prefer)
-	if err != nil {
-		return core.Policy{}, Diagnostics{{Severity: Error, Attribute: AttrPrefer, Summary: err.Error()}}
+	pref := core.Preference(s.Prefer)
+	if fe := pref.Validate(nil); fe != nil {
+		return core.Policy{}, Diagnostics{{Severity: Error, Attribute: AttrPrefer, Summary: fmt.Sprintf("prefer %q: %s", s.Prefer, fe.Detail)}}
 	}
 	return core.Policy{Prefer: pref, AllowTickets: s.AllowTickets, AllowDisruptive: s.AllowDisruptive}, nil
 }

@@ -114,14 +114,8 @@ func (o *assessOptions) validateFacts() error {
 		}
 	}
 	if o.set(flagProxyMode) {
-		ok := false
-		var modes []string
-		for _, m := range core.ProxyModes() {
-			modes = append(modes, string(m))
-			ok = ok || string(m) == o.proxyMode
-		}
-		if !ok {
-			return usagef("--proxy-mode %q: supported values: %s", o.proxyMode, quoteList(modes))
+		if fe := core.ProxyMode(o.proxyMode).Validate(nil); fe != nil {
+			return usagef("--proxy-mode %q: %s", o.proxyMode, fe.Detail)
 		}
 	}
 	for _, v := range []struct{ flag, val string }{
@@ -144,8 +138,8 @@ func (o *assessOptions) validateFacts() error {
 		}
 	}
 	if o.set(flagPrefer) {
-		if _, err := core.ParsePreference(o.prefer); err != nil {
-			return usagef("--prefer %q: supported values: %s", o.prefer, quoteList([]string{"documented", string(core.PreferSourceIP), string(core.PreferLBFeatures)}))
+		if fe := core.Preference(o.prefer).Validate(nil); fe != nil {
+			return usagef("--prefer %q: %s", o.prefer, fe.Detail)
 		}
 	}
 	if o.set(flagClients) {
@@ -357,7 +351,7 @@ func (o *assessOptions) overlayFlags(p *core.ClusterProfile) bool {
 		any = true
 	}
 	if o.set(flagPrefer) {
-		pref, _ := core.ParsePreference(o.prefer)
+		pref := core.Preference(o.prefer)
 		p.Policy.Prefer, any = pref, true
 	}
 	if o.set(flagAllowTickets) {

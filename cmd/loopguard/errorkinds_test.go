@@ -149,7 +149,7 @@ func TestPlanErrorKeepsWhatAUserActsOn(t *testing.T) {
 			want: PlanError{Kind: "precondition", Component: "kube-proxy", Have: "v1.28.15", Need: ">= v1.29"},
 		},
 		"retry": {
-			err:  core.RetryAfter(1500*time.Millisecond, "the CLB task is running", nil),
+			err:  &core.RetryError{After: 1500 * time.Millisecond, Msg: "the CLB task is running"},
 			want: PlanError{Kind: "retry-later", RetryAfterSeconds: 1.5},
 		},
 		"unauthenticated": {

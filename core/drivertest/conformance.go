@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Harness builds one driver under test, with its backing fakes, fresh for every scenario of
@@ -251,7 +252,7 @@ func scenarioRefusal(t *testing.T, h Harness) {
 	}
 	e.Refuse()
 	before := e.state(t)
-	cache := core.NewCapabilityCache(0)
+	cache := &core.CapabilityCache{}
 	r := e.reconciler(cache)
 	_, err := r.Reconcile(context.Background(), e.Object, e.Facts())
 	var allow *core.AllowlistError
@@ -317,8 +318,8 @@ func scenarioReverted(t *testing.T, h Harness) {
 
 func scenarioRemoval(t *testing.T, h Harness) {
 	e := newEnv(t, h, Setup{})
-	if _, ok := e.driver(t).(core.Remover); !ok {
-		t.Skip("the driver sets nothing it can take back (no core.Remover)")
+	if _, ok := e.driver(t).(dialect.Remover); !ok {
+		t.Skip("the driver sets nothing it can take back (no dialect.Remover)")
 	}
 	before := e.state(t)
 	r := e.reconciler(nil)

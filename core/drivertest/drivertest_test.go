@@ -90,14 +90,14 @@ type annotationDialect struct{}
 
 func (annotationDialect) Name() string       { return "test" }
 func (annotationDialect) Rules() []core.Rule { return nil }
-func (annotationDialect) Translate(obj runtime.Object, _ *core.Cluster) (*core.Translation, error) {
+func (annotationDialect) Translate(obj runtime.Object, _ *core.Cluster) (*core.Result, error) {
 	s := obj.(*corev1.Service)
 	e := core.Exposure{Object: core.ObjectRef{Kind: "Service", Namespace: s.Namespace, Name: s.Name}, Scope: core.Private,
 		Layer: core.Layer4, Intercept: core.No, LBSourceNAT: core.No, Binding: core.NodePortCluster, Placement: core.Placement{NodesBehindLB: 2}}
 	if s.Annotations["example.com/intercept"] == "true" {
 		e.Intercept = core.Yes
 	}
-	return &core.Translation{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.CodeIntercepted.Rule().Reason()}}}, nil
+	return &core.Result{Exposure: e, Offers: []core.Offer{{Remedy: core.InterceptVIP, Path: core.PathVIP, Reason: core.CodeIntercepted.Rule().Reason()}}}, nil
 }
 
 func TestRunCases(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/loopguard/loopguard/core"
 )
 
-// DriverFuncs adapts functions to a core.Driver (and a core.Remover), for tests and small hosts.
+// DriverFuncs adapts functions to a core.Driver (and a dialect.Remover), for tests and small hosts.
 type DriverFuncs struct {
 	PlanFn        func(ctx context.Context, req *core.PlanRequest) (*core.Plan, error)
 	ApplyCloudFn  func(ctx context.Context, ch *core.Change) (core.ApplyResult, error)

@@ -97,7 +97,7 @@ func (memoryDialect) Rules() []core.Rule { return []core.Rule{ruleMemorySNAT} }
 // Translate reads a LoadBalancer Service as a private layer-4 LB that keeps the client's
 // address and that nodes do not intercept: at risk wherever clients share a node with a
 // backend.
-func (memoryDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (memoryDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Msg: fmt.Sprintf("%T is not a Service", obj)}
@@ -113,14 +113,14 @@ func (memoryDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Trans
 	if c == nil || !c.Profile.HasAllowlist(MemorySNAT) {
 		snat.Unmet = append(snat.Unmet, core.Precondition{Kind: core.PreconditionAllowlist, Capability: MemorySNAT, Reason: ruleMemorySNAT.Reason()})
 	}
-	return &core.Translation{Exposure: e, Offers: []core.Offer{snat, dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil)}}, nil
+	return &core.Result{Exposure: e, Offers: []core.Offer{snat, dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, nil)}}, nil
 }
 
 type memoryDriver struct{ cloud *MemoryCloud }
 
 var (
-	_ core.Driver  = (*memoryDriver)(nil)
-	_ core.Remover = (*memoryDriver)(nil)
+	_ core.Driver     = (*memoryDriver)(nil)
+	_ dialect.Remover = (*memoryDriver)(nil)
 )
 
 func listenerName(svc *corev1.Service, p corev1.ServicePort) string {
@@ -185,7 +185,7 @@ func (d *memoryDriver) ApplyCloud(_ context.Context, ch *core.Change) (core.Appl
 	defer m.mu.Unlock()
 	switch {
 	case m.busy:
-		return core.ApplyResult{}, core.RetryAfter(time.Second, "memory cloud: the load balancer is busy", nil)
+		return core.ApplyResult{}, &core.RetryError{After: time.Second, Msg: "memory cloud: the load balancer is busy"}
 	case m.snat[l] == on:
 		return core.ApplyResult{}, nil
 	case on && m.refuse:

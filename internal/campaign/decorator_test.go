@@ -55,7 +55,7 @@ type faultyDialect struct {
 	f faulty
 }
 
-func (d faultyDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d faultyDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	if d.f.dice.chance(pDecPanic / 2) {
 		d.f.panics.Add(1)
 		panic("campaign: the dialect panics")
@@ -79,7 +79,7 @@ func (d faultyDriver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Pl
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: "campaign: the driver fails"}
 	case x < int(1000*(pDecPanic/2+pDecError+pDecRetry)):
 		d.f.retries.Add(1)
-		return nil, core.RetryAfter(50*time.Millisecond, "campaign: the load balancer is busy", nil)
+		return nil, &core.RetryError{After: 50 * time.Millisecond, Msg: "campaign: the load balancer is busy"}
 	}
 	return d.Driver.Plan(ctx, req)
 }

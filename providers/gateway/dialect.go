@@ -139,7 +139,7 @@ func KeyOf(gw *gwv1.Gateway) core.ObjectKey {
 // Translate reads a Gateway through the Service its implementation generated; a Service that
 // belongs to a Gateway among the cluster's objects is ErrNotExposed (the Gateway carries its
 // verdict); every other object goes to the wrapped dialect.
-func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	if IsGateway(obj) {
 		gw, err := AsGateway(obj)
 		if err != nil {
@@ -368,7 +368,7 @@ func withGatewayAnnotations(svc *corev1.Service, gw *gwv1.Gateway) *corev1.Servi
 	return out
 }
 
-func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Result, error) {
 	v := d.look(gw, c)
 	if v.err != nil {
 		return nil, v.err

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // Provider is a cloud's core.Provider with the Gateway layer around it.
@@ -85,14 +86,14 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	return d.rewrite(v, p, req.Result.Exposure.Object), nil
 }
 
-var _ core.Remover = (*Driver)(nil)
+var _ dialect.Remover = (*Driver)(nil)
 
 // PlanRemoval plans through the wrapped driver what loopguard set for the Gateway's Service and
 // takes it back where it was written: the Gateway's spec.infrastructure (or the
 // implementation's own resource), never the generated Service. The Reconciler then keeps only
 // the leaves loopguard's field manager owns there.
 func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.Plan, error) {
-	rem, ok := d.inner.(core.Remover)
+	rem, ok := d.inner.(dialect.Remover)
 	if !ok {
 		return nil, &core.KindError{Kind: core.ErrUnsupported, Msg: "the wrapped driver cannot undo what it sets"}
 	}

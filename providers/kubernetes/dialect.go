@@ -84,7 +84,7 @@ func (d *Dialect) Rules() []core.Rule { return append(rules(), cloudRules()...) 
 // core.ErrNotExposed. A status that the API server would reject, or a bad loopguard.io
 // annotation, is a *core.InvalidError naming every field at fault; nothing partial is
 // returned. c may be nil (nothing known about the cluster). Translate does not modify obj.
-func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	switch o := obj.(type) {
 	case *corev1.Service:
 		if o == nil {
@@ -104,7 +104,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	}
 }
 
-func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, error) {
 	if c == nil {
 		// NewCluster fails only on a bad profile client selector; the zero profile has none.
 		c, _ = core.NewCluster(core.ClusterProfile{})
@@ -202,7 +202,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Translati
 		}
 		offers = append(offers, o)
 	}
-	return &core.Translation{Exposure: e, Offers: offers}, nil
+	return &core.Result{Exposure: e, Offers: offers}, nil
 }
 
 // interceptOffer is "publish ipMode VIP". Only the owner of the status can carry it out: the

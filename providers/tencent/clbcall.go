@@ -153,7 +153,7 @@ type clbCaller struct {
 	backoff Backoff
 	poll    time.Duration
 	timeout time.Duration
-	onCall  core.CallObserver
+	onCall  func(action, code string)
 
 	rps       float64
 	burst     int
@@ -290,7 +290,7 @@ func (c *clbCaller) do(ctx context.Context, action, target string, fn func(conte
 		wait := jitter(delay)
 		if time.Since(start)+wait > c.backoff.Budget {
 			what := map[failure]string{failThrottled: "throttled", failBusy: "busy with another task", failTransient: "failing transiently"}[f]
-			return core.RetryAfter(delay, fmt.Sprintf("clb %s %s: %s after %d attempts", action, target, what, attempt), c.wrap(action, target, err))
+			return &core.RetryError{After: delay, Msg: fmt.Sprintf("clb %s %s: %s after %d attempts", action, target, what, attempt), Err: c.wrap(action, target, err)}
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return err
@@ -564,7 +564,7 @@ func (c *clbCaller) waitTask(ctx context.Context, taskID, target string) error {
 			return fmt.Errorf("clb DescribeTaskStatus %s: unknown status %d", taskID, status)
 		}
 		if time.Now().Add(c.poll).After(deadline) {
-			return core.RetryAfter(c.poll, fmt.Sprintf("clb task %s (%s) is still running after %s", taskID, target, c.timeout), nil)
+			return &core.RetryError{After: c.poll, Msg: fmt.Sprintf("clb task %s (%s) is still running after %s", taskID, target, c.timeout)}
 		}
 		if err := sleep(ctx, c.poll); err != nil {
 			return err

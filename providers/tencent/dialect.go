@@ -83,7 +83,7 @@ func (d *Dialect) Rules() []core.Rule { return append([]core.Rule(nil), rules...
 // Service types and other ingress classes return an error matching core.ErrNotExposed; bad
 // annotations or a malformed referenced TkeServiceConfig return a *core.InvalidError naming the
 // fields (nothing partial is returned). loopguard.io annotations are applied last and win.
-func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	if d.optErr != nil {
 		return nil, d.optErr
 	}

@@ -98,8 +98,10 @@ type DriverOptions struct {
 	Backoff Backoff
 	// OnCall, when set, is told of every CLB API request the driver sends (each retry
 	// too), with the cloud's error code when it failed ("ClientError.NetworkError" and the
-	// like for failures on the way).
-	OnCall core.CallObserver
+	// like for failures on the way), else "". It runs on the calling goroutine, so it must be
+	// quick and safe for concurrent use (adapters/controller.CloudAPIMetrics counts the calls
+	// for Prometheus).
+	OnCall func(action, code string)
 	// TaskPollInterval and TaskTimeout tune waiting for a write's task; zero means
 	// DefaultTaskPollInterval and DefaultTaskTimeout.
 	TaskPollInterval time.Duration
@@ -200,7 +202,7 @@ type driverDialect struct{ d *Driver }
 func (w driverDialect) Name() string       { return Name }
 func (w driverDialect) Rules() []core.Rule { return w.d.dialect.Rules() }
 
-func (w driverDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (w driverDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	if c != nil {
 		if extra := w.d.grantedBeyond(&c.Profile); len(extra) > 0 {
 			p := c.Profile

@@ -45,7 +45,7 @@ func newDirect(t *testing.T, srvOpts *clbtest.Options, o *tencent.DriverOptions,
 	}
 	drv := newDriver(t, fastRetries(o))
 	svc := privateService("web", map[string]string{tencent.AnnotationLoadBalancerID: lbID}, "TCP/80", "UDP/53")
-	cache := core.NewCapabilityCache(0)
+	cache := &core.CapabilityCache{}
 	return &directSetup{
 		cache: cache, cloud: cl, drv: drv, svc: svc,
 		c:   cluster(t, ipvsProfile(allowlists...), svc),

@@ -101,7 +101,7 @@ func FuzzTranslate(f *testing.F) {
 		}
 		a := core.Assess(&tr.Exposure)
 		dec := core.Decide(&a, tr.Offers, profile.Policy)
-		if _, ok := core.ParseRemedy(string(dec.Remedy)); !ok {
+		if dec.Remedy.Validate(nil) != nil {
 			t.Fatalf("decision remedy %q", dec.Remedy)
 		}
 		doc := documented()
@@ -149,7 +149,7 @@ func fuzzConfig(cfgName, cfgAuto string, ingress bool, snat, keepalive string) *
 }
 
 // checkConsistent checks the exposure against what the annotations say.
-func checkConsistent(t *testing.T, tr *core.Translation, ingress bool, ann map[string]string) {
+func checkConsistent(t *testing.T, tr *core.Result, ingress bool, ann map[string]string) {
 	t.Helper()
 	e := &tr.Exposure
 	wantKind, wantLayer := "Service", core.Layer4

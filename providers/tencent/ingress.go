@@ -45,7 +45,7 @@ func IngressListeners(ing *networkingv1.Ingress) (listeners []ListenerKey, custo
 	return []ListenerKey{http}, custom
 }
 
-func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (*core.Result, error) {
 	ref := ingressRef(ing)
 	if class, from := IngressClass(ing); class != "" && class != IngressClassQCloud {
 		return nil, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Msg: fmt.Sprintf(
@@ -106,7 +106,7 @@ func (d *Dialect) translateIngress(ing *networkingv1.Ingress, c *core.Cluster) (
 		offerIngressDNS(&e, c, ing),
 	}
 	ov.Apply(&e)
-	return &core.Translation{Exposure: e, Offers: offers}, nil
+	return &core.Result{Exposure: e, Offers: offers}, nil
 }
 
 // l7Field is the TkeServiceConfig field that turns layer-7 SNAT on for a controller version.

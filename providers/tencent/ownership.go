@@ -12,6 +12,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // CLBDescriber is the CLB API call the ownership check needs on top of CLBAPI; *clb.Client
@@ -22,9 +23,9 @@ type CLBDescriber interface {
 
 var _ CLBDescriber = (*clb.Client)(nil)
 
-var _ core.OwnershipChecker = (*Driver)(nil)
+var _ dialect.OwnershipChecker = (*Driver)(nil)
 
-// CheckOwnership implements core.OwnershipChecker for ModeDirect: a listener write goes only
+// CheckOwnership implements dialect.OwnershipChecker for ModeDirect: a listener write goes only
 // to a CLB one of whose VIPs is in the object's status.loadBalancer.ingress, the address TKE's
 // controller (or a CCM fork) published for it. The CLB a direct-mode change writes is read from
 // an annotation (service.kubernetes.io/loadbalance-id, tke-existed-lbid), which whoever may

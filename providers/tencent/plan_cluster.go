@@ -380,8 +380,8 @@ func (pr *planning) mergeConfig(ctx context.Context, t configTarget) error {
 	if live == nil && t.auto {
 		// TKE's controller creates the -auto config when it syncs the object; writing one
 		// ourselves would race it.
-		pr.block(core.RetryAfter(autoConfigRetry, fmt.Sprintf("%s: %s %s does not exist yet: %s (%s)", pr.plan.Object, ServiceConfigKind, key.Namespace+"/"+key.Name,
-			ruleAutoConfigPending.Summary, ruleAutoConfigPending.Code), nil))
+		pr.block(&core.RetryError{After: autoConfigRetry, Msg: fmt.Sprintf("%s: %s %s does not exist yet: %s (%s)", pr.plan.Object, ServiceConfigKind, key.Namespace+"/"+key.Name,
+			ruleAutoConfigPending.Summary, ruleAutoConfigPending.Code)})
 		return nil
 	}
 	owner := t.owner.Kind + "/" + t.owner.Name

@@ -245,7 +245,7 @@ func (pr *planning) directWrites(ctx context.Context, keys []ListenerKey, attrib
 		return nil // no CLB: nothing of loopguard's on it
 	}
 	if lbID == "" {
-		pr.block(core.RetryAfter(directRetry, pr.plan.Object.String()+" has no CLB yet (no "+AnnotationLoadBalancerID+" or "+AnnotationIngressLoadBalancerID+" annotation)", nil))
+		pr.block(&core.RetryError{After: directRetry, Msg: pr.plan.Object.String() + " has no CLB yet (no " + AnnotationLoadBalancerID + " or " + AnnotationIngressLoadBalancerID + " annotation)"})
 		return nil
 	}
 	all, err := pr.d.clb.describeListeners(ctx, lbID, nil)
@@ -285,7 +285,7 @@ func (pr *planning) directWrites(ctx context.Context, keys []ListenerKey, attrib
 		return nil // listeners gone are nothing to take back; turning off needs no allowlist
 	}
 	if len(missing) > 0 {
-		pr.block(core.RetryAfter(directRetry, fmt.Sprintf("%s: CLB %s has no listener for %s yet", pr.plan.Object, lbID, strings.Join(missing, ", ")), nil))
+		pr.block(&core.RetryError{After: directRetry, Msg: fmt.Sprintf("%s: CLB %s has no listener for %s yet", pr.plan.Object, lbID, strings.Join(missing, ", "))})
 	}
 	pr.checkAllowlists(caps)
 	return nil

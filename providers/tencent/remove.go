@@ -12,7 +12,7 @@ import (
 	"github.com/loopguard/loopguard/core/dialect"
 )
 
-var _ core.Remover = (*Driver)(nil)
+var _ dialect.Remover = (*Driver)(nil)
 
 // PlanRemoval plans taking back what loopguard sets for a Service or an Ingress (the
 // Reconciler's Remove):

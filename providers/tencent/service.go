@@ -27,7 +27,7 @@ func ServiceListeners(svc *corev1.Service) []ListenerKey {
 	return out
 }
 
-func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.Result, error) {
 	ref := serviceRef(svc)
 	ann := svc.Annotations
 	var errs field.ErrorList
@@ -101,7 +101,7 @@ func (d *Dialect) translateService(svc *corev1.Service, c *core.Cluster) (*core.
 		offers = append(offers, o)
 	}
 	ov.Apply(&e)
-	return &core.Translation{Exposure: e, Offers: offers}, nil
+	return &core.Result{Exposure: e, Offers: offers}, nil
 }
 
 func appendErr(errs field.ErrorList, e *field.Error) field.ErrorList {

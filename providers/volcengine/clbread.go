@@ -46,9 +46,11 @@ type CLBReaderOptions struct {
 	// Logger defaults to a null logger. Credentials never reach it: the reader never sends
 	// them itself (it reads the SDK client's only to keep them out of error texts).
 	Logger hclog.Logger
-	// OnCall, when set, is told of every API request the reader sends, with the cloud's
-	// error code when it failed.
-	OnCall core.CallObserver
+	// OnCall, when set, is told of every API request the reader sends: the action
+	// ("DescribeLoadBalancerAttributes") and, when it failed, the cloud's error code, else "".
+	// It runs on the calling goroutine, so it must be quick and safe for concurrent use
+	// (adapters/controller.CloudAPIMetrics counts the calls for Prometheus).
+	OnCall func(action, code string)
 }
 
 // CLBReader reads what the Volcengine API says about the CLBs of Services, for the facts their
@@ -64,7 +66,7 @@ type CLBReader struct {
 	pageSize int64
 	retry    time.Duration
 	log      hclog.Logger
-	onCall   core.CallObserver
+	onCall   func(action, code string)
 }
 
 // NewCLBReader returns a reader over client, typically clb.New(session); opts may be nil.
@@ -562,7 +564,7 @@ func (r *CLBReader) classify(ctx context.Context, action string, err error) erro
 		}
 		if rf.StatusCode() == 429 || rf.StatusCode() >= 500 || slices.Contains(throttleCodes, rf.Code()) {
 			r.log.Warn("cloud read will be retried", "action", action, "code", rf.Code(), "status", rf.StatusCode(), "request_id", rf.RequestID())
-			return core.RetryAfter(r.retry, msg+": "+rf.Code(), err)
+			return &core.RetryError{After: r.retry, Msg: msg + ": " + rf.Code(), Err: err}
 		}
 		return fmt.Errorf("%s: %w", msg, err)
 	}
@@ -571,7 +573,7 @@ func (r *CLBReader) classify(ctx context.Context, action string, err error) erro
 		// The connection failed or timed out (the SDK's own retryable codes): the API may be
 		// reachable on the next attempt.
 		r.log.Warn("cloud read will be retried", "action", action, "code", ve.Code())
-		return core.RetryAfter(r.retry, msg+": "+ve.Code(), err)
+		return &core.RetryError{After: r.retry, Msg: msg + ": " + ve.Code(), Err: err}
 	}
 	return fmt.Errorf("%s: %w", msg, err)
 }

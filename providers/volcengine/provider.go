@@ -7,10 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/core/dialect"
 )
 
 // NewProvider returns VKE as a host holds it (core.Provider): the dialect and the driver
-// (also a core.Remover); opts may be nil. Invalid options are an error matching
+// (also a dialect.Remover); opts may be nil. Invalid options are an error matching
 // core.ErrInvalid.
 func NewProvider(opts *DriverOptions) (core.Provider, error) {
 	d, err := NewDriver(opts)
@@ -20,7 +21,7 @@ func NewProvider(opts *DriverOptions) (core.Provider, error) {
 	return core.NewProvider(d.Dialect(), d), nil
 }
 
-var _ core.Remover = (*Driver)(nil)
+var _ dialect.Remover = (*Driver)(nil)
 
 // PlanRemoval plans taking back what loopguard sets on a Service that it can take back:
 // externalTrafficPolicy Local (set for node separation), which the API server then defaults

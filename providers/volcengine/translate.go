@@ -38,7 +38,7 @@ var (
 // out for it. An Ingress, a Service of another type or loadBalancerClass, or any other object
 // gives an error matching core.ErrNotExposed; bad annotation values give a *core.InvalidError
 // naming every bad field, and no translation. obj and c are only read.
-func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	var svc *corev1.Service
 	switch o := obj.(type) {
 	case *corev1.Service:
@@ -116,7 +116,7 @@ func (d *Dialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translat
 	ov.Apply(&e)
 	e.Notes = append(e.Notes, verifyHint(svc, f.IPMode))
 
-	t := &core.Translation{Exposure: e}
+	t := &core.Result{Exposure: e}
 	t.Offers = d.offers(svc, &f, &t.Exposure, prereqs)
 	return t, nil
 }

@@ -37,7 +37,7 @@ type countedDialect struct{ core.Dialect }
 
 func (p counted) Dialect() core.Dialect { return countedDialect{p.Provider.Dialect()} }
 
-func (d countedDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Translation, error) {
+func (d countedDialect) Translate(obj runtime.Object, c *core.Cluster) (*core.Result, error) {
 	evaluations.Add(1)
 	return d.Dialect.Translate(obj, c)
 }
