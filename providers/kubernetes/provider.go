@@ -99,7 +99,10 @@ func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Pla
 //     need nothing from the load balancer (Exposure.Dependence().Any() is No): the cloud may
 //     have set Proxy for a reason loopguard cannot see (a PROXY protocol turned on by the
 //     CCM's defaults, TLS ended at the LB), and intercepting would break every in-cluster
-//     client of such a backend (docs/ccm.md). Such a note's Subject is the entry's ip.
+//     client of such a backend (docs/ccm.md). Such a note's Subject is the entry's ip;
+//   - an entry whose ipMode the user set in the cloud's own annotation (UserIPMode) gets the
+//     user's value, never the decision's: where the decided path differs, UserIPModeNote says
+//     what loopguard would publish and why.
 //
 // A tentative decision's changes are planned like any other; the Reconciler refuses to apply
 // them until the facts are known.
@@ -109,19 +112,13 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 		return nil, nil
 	}
 	dec := req.Result.Decision
-	var mode corev1.LoadBalancerIPMode
-	switch {
-	case dec.Remedy == core.RemedyNone || dec.Remedy == "":
-		return nil, nil
-	case dec.Path == core.PathProxy:
-		mode = corev1.LoadBalancerIPModeProxy
-	case dec.Path == core.PathVIP:
-		mode = corev1.LoadBalancerIPModeVIP
-	default:
+	mode, ok := decidedIPMode(&dec)
+	if !ok {
 		return nil, nil
 	}
 	needs := req.Result.Exposure.Dependence().Any()
 	key, _ := core.KeyOf(svc)
+	user, userWhy, userSet := UserIPMode(svc, req.Cluster)
 	var changes []core.Change
 	var notes []core.Reason
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
@@ -131,6 +128,13 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 		have := corev1.LoadBalancerIPModeVIP
 		if ing.IPMode != nil {
 			have = *ing.IPMode
+		}
+		if userSet {
+			// What the user wrote, as the cloud's controller publishes it; never the decision's.
+			if have != user {
+				changes = append(changes, ipModeChange(key, ing.IP, have, user, userWhy))
+			}
+			continue
 		}
 		if have == mode {
 			continue
@@ -145,16 +149,36 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 			notes = append(notes, n)
 			continue
 		}
-		k := key
-		changes = append(changes, core.Change{
-			By: core.WriterStatus, Object: &k,
-			Field: "status.loadBalancer.ingress[ip=" + ing.IP + "].ipMode", From: string(have), To: string(mode),
-			Edits: []core.Edit{{Path: []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress"),
-				dialect.K(map[string]any{"ip": ing.IP}), dialect.F("ipMode")}, Value: string(mode)}},
-			Reason: dec.Reason,
-		})
+		changes = append(changes, ipModeChange(key, ing.IP, have, mode, dec.Reason))
+	}
+	if n, ok := UserIPModeNote(req); ok {
+		notes = append(notes, n)
 	}
 	return changes, notes
+}
+
+// ipModeChange is the status change that sets the ipMode of the entry with this ip.
+func ipModeChange(key core.ObjectKey, ip string, from, to corev1.LoadBalancerIPMode, why core.Reason) core.Change {
+	return core.Change{
+		By: core.WriterStatus, Object: &key,
+		Field: "status.loadBalancer.ingress[ip=" + ip + "].ipMode", From: string(from), To: string(to),
+		Edits: []core.Edit{{Path: []core.PathElem{dialect.F("status"), dialect.F("loadBalancer"), dialect.F("ingress"),
+			dialect.K(map[string]any{"ip": ip}), dialect.F("ipMode")}, Value: string(to)}},
+		Reason: why,
+	}
+}
+
+// decidedIPMode is the ipMode a decision's path means; false when it has none.
+func decidedIPMode(dec *core.Decision) (corev1.LoadBalancerIPMode, bool) {
+	switch {
+	case dec.Remedy == core.RemedyNone || dec.Remedy == "":
+		return "", false
+	case dec.Path == core.PathProxy:
+		return corev1.LoadBalancerIPModeProxy, true
+	case dec.Path == core.PathVIP:
+		return corev1.LoadBalancerIPModeVIP, true
+	}
+	return "", false
 }
 
 func userChange(p *core.Plan, dec *core.Decision) core.Change {

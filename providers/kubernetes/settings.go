@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -126,4 +127,54 @@ func UserIPMode(svc *corev1.Service, c *core.Cluster) (corev1.LoadBalancerIPMode
 	}
 	v := &cloudView{svc: svc, c: c, f: det.unit.facts(), detected: true, why: det.why}
 	return det.unit.userIPMode(v)
+}
+
+// UserIPModeNote is the note for a Service whose ipMode the user set (UserIPMode) while the
+// decision's path is the other ipMode: the user's ipMode stands on its IP entries, and the note
+// says what loopguard would publish instead and why. Only where the cloud's controller reads an
+// ip-mode annotation, and the decision is firm, does it say how to let loopguard: a PROXY-protocol
+// switch is the backends' protocol, not a knob for the path, and a tentative decision would
+// change nothing yet. PlanStatus adds it; a host that carries a decision out otherwise (a
+// cloud's own annotation fix) asks for it itself. ok is false when the user set no ipMode, the
+// decision has no path, or they agree. The note's Subject is the user's annotation key.
+func UserIPModeNote(req *core.PlanRequest) (note core.Reason, ok bool) {
+	svc, isSvc := req.Object.(*corev1.Service)
+	if !isSvc || req.Result == nil {
+		return core.Reason{}, false
+	}
+	user, why, set := UserIPMode(svc, req.Cluster)
+	dec := &req.Result.Decision
+	mode, path := decidedIPMode(dec)
+	if !set || !path || mode == user {
+		return core.Reason{}, false
+	}
+	var ips []string
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			ips = append(ips, in.IP)
+		}
+	}
+	if len(ips) == 0 {
+		return core.Reason{}, false
+	}
+	msg := "kept ipMode " + string(user) + " on " + strings.Join(ips, ", ") + " as the Service says (" + why.Message + "); loopguard's decision, " +
+		string(dec.Remedy)
+	if dec.Tentative {
+		msg += " (tentative: the risk is unknown)"
+	}
+	msg += ", would publish " + string(mode) + ": " + strings.TrimSuffix(dec.Why, ".")
+	if det := detectCloud(svc, req.Cluster); det.unit != nil && !dec.Tentative {
+		if m := det.unit.facts().ipMode; m.annotation != "" {
+			// "VIP" is the other value every such controller reads: Oracle lower-cases it,
+			// Scaleway takes "Proxy" or "VIP" as written.
+			value := "VIP"
+			if mode == corev1.LoadBalancerIPModeProxy {
+				value = m.proxyValue
+			}
+			msg += "; to let it, set " + m.annotation + ": " + quote(value)
+		}
+	}
+	n := ruleUserIPMode.Because(msg)
+	n.Subject = why.Subject
+	return n, true
 }
