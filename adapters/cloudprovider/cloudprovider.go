@@ -43,6 +43,11 @@ const (
 	// its decision prefers VIP, because it does not know that nothing behind the load
 	// balancer needs the load balancer.
 	EventKeptCloudIPMode = "LoopguardKeptCloudIPMode"
+	// EventKeptUserIPMode: the Service sets its ipMode in the cloud's own annotation (or the
+	// PROXY-protocol switch its controller derives it from); loopguard publishes what it says
+	// and never changes it, but its decision would publish the other ipMode: the Event says
+	// which and why (a Warning; Normal when the decision is tentative).
+	EventKeptUserIPMode = "LoopguardKeptUserIPMode"
 	// EventFailedOpen: loopguard's part failed (a bad annotation, an error, a panic); the
 	// cloud's own result was returned unchanged and the sync went on.
 	EventFailedOpen = "LoopguardFailedOpen"
@@ -63,6 +68,7 @@ type options struct {
 	log          hclog.Logger
 	recorder     record.EventRecorder
 	profile      core.ClusterProfile
+	settings     map[string]string
 	policy       core.Policy
 	reportOnly   bool
 	failClosed   bool
@@ -88,6 +94,27 @@ func WithEventRecorder(r record.EventRecorder) Option { return func(o *options) 
 // WithProfile declares the facts no object carries (the proxy mode, kube-proxy's and the API
 // server's versions, allowlists), as a ClusterProfile.
 func WithProfile(p core.ClusterProfile) Option { return func(o *options) { o.profile = p } }
+
+// WithControllerSettings states, once, the settings the inner cloud-controller-manager runs
+// with that decide what it does for a Service that does not say: Hetzner's
+// HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL turns the PROXY protocol on, and so ipMode Proxy, for
+// every Service without load-balancer.hetzner.cloud/uses-proxyprotocol. Keys are the names the
+// controller reads, values as written there; the provider's dialect parses them as that
+// controller does (for the kubernetes provider, kubernetes.ControllerSettingNames lists them).
+// A fork's own environment is its controller's: kubernetes.SettingsFromEnv(os.LookupEnv)
+// states every setting the dialect reads, set or not. Without them loopguard cannot see these defaults (it lists
+// Pods only in the Service's namespace) and keeps the cloud's ipMode Proxy on unknown facts.
+// They are added to WithProfile's controllerSettings, replacing a setting of the same name.
+func WithControllerSettings(s map[string]string) Option {
+	return func(o *options) {
+		if o.settings == nil {
+			o.settings = map[string]string{}
+		}
+		for k, v := range s {
+			o.settings[k] = v
+		}
+	}
+}
 
 // WithPolicy sets the decision policy.
 func WithPolicy(p core.Policy) Option { return func(o *options) { o.policy = p } }
@@ -141,10 +168,13 @@ func Wrap(inner cloudprovider.Interface, p core.Provider, opts ...Option) cloudp
 		opt(&o)
 	}
 	o.log = o.log.Named("loopguard")
+	if len(o.settings) > 0 {
+		o.profile.Overlay(&core.ClusterProfile{ControllerSettings: o.settings})
+	}
 	// The host is the cloud-controller-manager: ipMode is its to publish whatever the
 	// upstream controller of this cloud does (kubernetes.StatusOwner).
 	hp := hostProvider{Provider: p, d: kubernetes.StatusOwner(p.Dialect())}
-	c := &cloud{Interface: inner, dialect: hp.d, opts: &o}
+	c := &cloud{Interface: inner, dialect: hp.d, opts: &o, events: newEventLog()}
 	c.stores = kubernetes.StoresIPMode(o.profile.KubernetesVersion)
 	c.reconciler = core.NewReconciler(hp, &core.ReconcilerOptions{Policy: o.policy, Logger: o.log, HostWrites: []core.Writer{core.WriterCloud, core.WriterStatus}, OwnershipCheck: true})
 	return c
@@ -157,6 +187,7 @@ type cloud struct {
 	opts       *options
 	reconciler *core.Reconciler
 	stores     core.Fact
+	events     *eventLog
 }
 
 // SetInformers forwards the informer factory to the inner provider when it uses one, and takes
@@ -202,12 +233,16 @@ const (
 // the inner status as it is (WithFailClosed: the error).
 func (lb *loadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	st, err := lb.LoadBalancer.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
-	if err != nil || st == nil || lb.c.ignored(svc) {
+	if err != nil || st == nil || len(st.Ingress) == 0 || lb.c.ignored(svc) {
+		// An empty status (a load balancer without an address yet, as kube-vip's first
+		// sync returns) has nothing to publish and nothing to judge: no Event either.
 		return st, err
 	}
-	out, err := protect(func() (*corev1.LoadBalancerStatus, error) { return lb.c.ensure(ctx, svc, st, nodes) })
+	ev := lb.c.begin(svc, true)
+	defer ev.end()
+	out, err := protect(func() (*corev1.LoadBalancerStatus, error) { return lb.c.ensure(ctx, ev, svc, st, nodes) })
 	if err != nil {
-		if err := lb.c.failed(opEnsure, svc, err); err != nil {
+		if err := lb.c.failed(ev, opEnsure, svc, err); err != nil {
 			return nil, err
 		}
 		return st, nil
@@ -218,12 +253,15 @@ func (lb *loadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName stri
 // UpdateLoadBalancer calls the inner one (the nodes changed), then carries out the decision's
 // load-balancer part again; the status is not returned by this call.
 func (lb *loadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *corev1.Service, nodes []*corev1.Node) error {
-	if err := lb.LoadBalancer.UpdateLoadBalancer(ctx, clusterName, svc, nodes); err != nil || lb.c.ignored(svc) {
+	if err := lb.LoadBalancer.UpdateLoadBalancer(ctx, clusterName, svc, nodes); err != nil || lb.c.ignored(svc) ||
+		len(svc.Status.LoadBalancer.Ingress) == 0 {
 		return err
 	}
-	_, err := protect(func() (struct{}, error) { return struct{}{}, lb.c.update(ctx, svc, nodes) })
+	ev := lb.c.begin(svc, false)
+	defer ev.end()
+	_, err := protect(func() (struct{}, error) { return struct{}{}, lb.c.update(ctx, ev, svc, nodes) })
 	if err != nil {
-		return lb.c.failed(opUpdate, svc, err)
+		return lb.c.failed(ev, opUpdate, svc, err)
 	}
 	return nil
 }
@@ -233,6 +271,7 @@ func (lb *loadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // tried again on the next delete call should the inner one fail; it never keeps the Service's
 // finalizer.
 func (lb *loadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *corev1.Service) error {
+	lb.c.forget(svc)
 	if !lb.c.ignored(svc) && !lb.c.opts.reportOnly {
 		_, err := protect(func() (struct{}, error) { return struct{}{}, lb.c.remove(ctx, svc) })
 		if err != nil {
@@ -290,7 +329,7 @@ func kindOf(err error) string {
 // requeued after its own delay (cloud-provider's api.RetryError, wrapped with %w as the
 // service controller matches it with errors.As); with WithFailClosed the call fails; otherwise
 // nil, and the caller returns the inner result. Each is logged, evented and counted.
-func (c *cloud) failed(op string, svc *corev1.Service, err error) error {
+func (c *cloud) failed(ev *syncEvents, op string, svc *corev1.Service, err error) error {
 	log := c.logFor(svc)
 	kind := kindOf(err)
 	var retry *core.RetryError
@@ -310,12 +349,12 @@ func (c *cloud) failed(op string, svc *corev1.Service, err error) error {
 	if c.opts.failClosed {
 		errorsTotal.WithLabelValues(op, kind, "failed-closed").Inc()
 		log.Error("loopguard failed; failing the load-balancer sync (WithFailClosed)", "kind", kind, "error", msg)
-		c.event(svc, corev1.EventTypeWarning, EventFailed, msg+"; "+whatToDo(kind))
+		ev.event(corev1.EventTypeWarning, EventFailed, msg+"; "+whatToDo(kind))
 		return fmt.Errorf("loopguard: %s: %w", kind, err)
 	}
 	errorsTotal.WithLabelValues(op, kind, "failed-open").Inc()
 	log.Error("loopguard failed; status.loadBalancer left as the cloud returned it", "kind", kind, "error", msg, "todo", whatToDo(kind))
-	c.event(svc, corev1.EventTypeWarning, EventFailedOpen,
+	ev.event(corev1.EventTypeWarning, EventFailedOpen,
 		msg+"; status.loadBalancer is left as the cloud returned it; "+whatToDo(kind))
 	return nil
 }
@@ -347,7 +386,7 @@ type statusError struct{ msg string }
 func (e *statusError) Error() string { return e.msg }
 
 // ensure is loopguard's part of EnsureLoadBalancer: st is what the inner call returned.
-func (c *cloud) ensure(ctx context.Context, svc *corev1.Service, st *corev1.LoadBalancerStatus, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+func (c *cloud) ensure(ctx context.Context, ev *syncEvents, svc *corev1.Service, st *corev1.LoadBalancerStatus, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	log := c.logFor(svc)
 	path := kubernetes.IngressStatusPath()
 	stored := svc.Status.LoadBalancer.Ingress
@@ -355,16 +394,24 @@ func (c *cloud) ensure(ctx context.Context, svc *corev1.Service, st *corev1.Load
 		// The cloud's own status would be refused: not loopguard's to judge or to fix.
 		errorsTotal.WithLabelValues(opEnsure, "invalid-status", "passed-through").Inc()
 		log.Warn("the cloud returned a status the API server would refuse; loopguard leaves it as it is", "errors", errs.ToAggregate().Error())
-		c.event(svc, corev1.EventTypeWarning, EventStatusPassedThrough,
+		ev.event(corev1.EventTypeWarning, EventStatusPassedThrough,
 			"the cloud-controller-manager returned a status the API server would refuse ("+errs.ToAggregate().Error()+"); loopguard left it as it is")
 		return st, nil
 	}
+	facts, err := c.facts(svc, nodes)
+	if err != nil {
+		return nil, err
+	}
+	base, user := st, userIPMode{}
+	if !c.opts.reportOnly && c.stores != core.No {
+		base, user = withUserIPMode(st, svc, facts)
+	}
 	view := svc.DeepCopy()
-	view.Status.LoadBalancer = *st.DeepCopy()
+	view.Status.LoadBalancer = *base.DeepCopy()
 	// The server keeps an address it stored in a legacy form (203.0.113.07) on update; the
 	// dialect reads statuses as new objects, so it sees the canonical form.
-	view.Status.LoadBalancer.Ingress = kubernetes.CanonicalIngressStatus(st.Ingress)
-	out, err := c.reconcile(ctx, opEnsure, view, nodes)
+	view.Status.LoadBalancer.Ingress = kubernetes.CanonicalIngressStatus(base.Ingress)
+	out, err := c.reconcile(ctx, ev, opEnsure, view, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -375,19 +422,58 @@ func (c *cloud) ensure(ctx context.Context, svc *corev1.Service, st *corev1.Load
 	if out != nil {
 		forStatus = out.ForStatus
 	}
-	result := kubernetes.PublishStatus(st, forStatus, c.stores)
+	result := kubernetes.PublishStatus(base, forStatus, c.stores)
 	if errs := kubernetes.ValidateIngressStatusUpdate(path, result.Ingress, stored); len(errs) > 0 {
 		return nil, &statusError{msg: "the status loopguard would return is invalid: " + errs.ToAggregate().Error()}
 	}
-	c.reportIPModes(svc, stored, result, forStatus, out)
+	c.reportIPModes(ev, svc, stored, result, forStatus, out, user)
 	return result, nil
 }
 
+// userIPMode is the ipMode the Service's own annotation gives its IP entries
+// (kubernetes.UserIPMode), when it sets one.
+type userIPMode struct {
+	mode corev1.LoadBalancerIPMode
+	why  core.Reason
+	set  bool
+	// changed holds the IPs the inner cloud returned with another ipMode (an absent one
+	// reads as VIP, as the API server stores it).
+	changed map[string]bool
+}
+
+// withUserIPMode returns st with the ipMode the Service's own annotation says on every IP
+// entry, as the cloud's controller publishes it: the user's setting stands whatever the inner
+// cloud returned or loopguard would decide. st is returned as it is when the Service sets none.
+func withUserIPMode(st *corev1.LoadBalancerStatus, svc *corev1.Service, facts *core.Cluster) (*corev1.LoadBalancerStatus, userIPMode) {
+	mode, why, ok := kubernetes.UserIPMode(svc, facts)
+	if !ok {
+		return st, userIPMode{}
+	}
+	out := st.DeepCopy()
+	u := userIPMode{mode: mode, why: why, set: true, changed: map[string]bool{}}
+	for i := range out.Ingress {
+		in := &out.Ingress[i]
+		if in.IP == "" {
+			continue
+		}
+		if have := in.IPMode; have == nil && mode != corev1.LoadBalancerIPModeVIP || have != nil && *have != mode {
+			u.changed[in.IP] = true
+		}
+		m := mode
+		in.IPMode = &m
+	}
+	return out, u
+}
+
 // update is loopguard's part of UpdateLoadBalancer.
-func (c *cloud) update(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) error {
+func (c *cloud) update(ctx context.Context, ev *syncEvents, svc *corev1.Service, nodes []*corev1.Node) error {
+	facts, err := c.facts(svc, nodes)
+	if err != nil {
+		return err
+	}
 	view := svc.DeepCopy()
 	view.Status.LoadBalancer.Ingress = kubernetes.CanonicalIngressStatus(svc.Status.LoadBalancer.Ingress)
-	_, err := c.reconcile(ctx, opUpdate, view, nodes)
+	_, err = c.reconcile(ctx, ev, opUpdate, view, facts)
 	return err
 }
 
@@ -395,12 +481,8 @@ func (c *cloud) update(ctx context.Context, svc *corev1.Service, nodes []*corev1
 // validate and apply what the host owns. It returns nil and no error when the Service is not
 // an exposure, or when the plan is blocked (logged and evented: the cloud's status stands);
 // in report-only mode it plans and reports but applies nothing.
-func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, nodes []*corev1.Node) (*core.Outcome, error) {
+func (c *cloud) reconcile(ctx context.Context, ev *syncEvents, op string, svc *corev1.Service, facts *core.Cluster) (*core.Outcome, error) {
 	log := c.logFor(svc)
-	facts, err := c.facts(svc, nodes)
-	if err != nil {
-		return nil, fmt.Errorf("loopguard: Service %s/%s: reading the cluster facts: %w", svc.Namespace, svc.Name, err)
-	}
 	res, err := core.Evaluate(c.dialect, svc, facts, c.opts.policy)
 	switch {
 	case errors.Is(err, core.ErrNotExposed):
@@ -411,6 +493,17 @@ func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, n
 	plan, err := c.reconciler.PlanEvaluated(ctx, svc, facts, res)
 	if err != nil {
 		return nil, err
+	}
+	// Whichever remedy the decision picked (an ipMode, or a cloud's annotation fix), an ipMode
+	// the user set stands, and where the decision's path differs the user hears why: a Warning
+	// on a firm decision, Normal on a tentative one.
+	if n, ok := kubernetes.UserIPModeNote(&core.PlanRequest{Object: svc, Cluster: facts, Result: res}); ok {
+		typ := corev1.EventTypeWarning
+		if res.Decision.Tentative {
+			typ = corev1.EventTypeNormal
+		}
+		log.Info("kept the ipMode the Service's annotation says", "reason", string(n.Code), "why", n.Message)
+		ev.event(typ, EventKeptUserIPMode, n.Message+" ("+string(n.Code)+")")
 	}
 	for _, n := range plan.Notes {
 		if n.Code == kubernetes.CodeKeepCloudProxy {
@@ -424,7 +517,7 @@ func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, n
 		}
 		errorsTotal.WithLabelValues(op, b.Kind, "blocked").Inc()
 		log.Warn("loopguard's plan is blocked; the cloud's status stands", "kind", b.Kind, "reason", string(b.Code), "blocker", b.Message)
-		c.event(svc, corev1.EventTypeWarning, EventBlocked, fmt.Sprintf("%s: %s (the cloud's status stands)", b.Kind, b.Message))
+		ev.event(corev1.EventTypeWarning, EventBlocked, fmt.Sprintf("%s: %s (the cloud's status stands)", b.Kind, b.Message))
 		return nil, nil
 	}
 	if c.opts.reportOnly {
@@ -438,18 +531,53 @@ func (c *cloud) reconcile(ctx context.Context, op string, svc *corev1.Service, n
 		for _, ch := range append(append([]core.Change(nil), out.Elsewhere...), out.ForUser...) {
 			msg := "loopguard needs " + ch.String() + " for " + string(plan.Decision.Remedy) + "; the cloud-controller-manager does not make it"
 			log.Info("change for someone else", "change", ch.String(), "reason", string(ch.Reason.Code))
-			c.event(svc, corev1.EventTypeNormal, EventChangeNeeded, msg)
+			ev.event(corev1.EventTypeNormal, EventChangeNeeded, msg)
 		}
 		for _, ch := range out.Written {
 			changesTotal.WithLabelValues(op, string(core.WriterCloud)).Inc()
 			log.Info("wrote to the load balancer", "change", ch.String(), "reason", string(ch.Reason.Code))
 		}
 		if len(out.Written) > 0 {
-			c.event(svc, corev1.EventTypeNormal, EventApplied, fmt.Sprintf("loopguard wrote %d load-balancer change(s) for %s: %s",
+			ev.event(corev1.EventTypeNormal, EventApplied, fmt.Sprintf("loopguard wrote %d load-balancer change(s) for %s: %s",
 				len(out.Written), plan.Decision.Remedy, changeList(out.Written)))
 		}
 	}
+	if err == nil {
+		if msg, ok := keptCloudProxy(plan.Notes); ok {
+			ev.event(corev1.EventTypeNormal, EventKeptCloudIPMode, msg+" ("+string(kubernetes.CodeKeepCloudProxy)+"): "+keepProxyHint(res, plan))
+		}
+	}
 	return out, err
+}
+
+// keptCloudProxy is one message for every entry whose Proxy PlanStatus kept: it notes each
+// (the note's Subject is the entry's IP), and the cloud decided them alike, so notes that say
+// the same but for their IP become one that names every IP.
+func keptCloudProxy(notes []core.Reason) (string, bool) {
+	var kept []core.Reason
+	for _, n := range notes {
+		if n.Code == kubernetes.CodeKeepCloudProxy {
+			kept = append(kept, n)
+		}
+	}
+	if len(kept) == 0 {
+		return "", false
+	}
+	first := kept[0]
+	ips := []string{first.Subject}
+	alike := first.Subject != ""
+	for _, n := range kept[1:] {
+		alike = alike && n.Subject != "" && strings.Replace(n.Message, n.Subject, first.Subject, 1) == first.Message
+		ips = append(ips, n.Subject)
+	}
+	if alike {
+		return strings.Replace(first.Message, first.Subject, strings.Join(ips, ", "), 1), true
+	}
+	msgs := make([]string, len(kept))
+	for i := range kept {
+		msgs[i] = kept[i].Message
+	}
+	return strings.Join(msgs, "; "), true
 }
 
 func changeList(chs []core.Change) string {
@@ -461,8 +589,8 @@ func changeList(chs []core.Change) string {
 }
 
 // reportIPModes logs, events and counts every ipMode the returned status sets differently from
-// the stored one, and a kept Proxy the first time it is published.
-func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerIngress, result *corev1.LoadBalancerStatus, forStatus []core.Change, out *core.Outcome) {
+// the stored one.
+func (c *cloud) reportIPModes(ev *syncEvents, svc *corev1.Service, stored []corev1.LoadBalancerIngress, result *corev1.LoadBalancerStatus, forStatus []core.Change, out *core.Outcome, user userIPMode) {
 	log := c.logFor(svc)
 	for _, in := range result.Ingress {
 		if in.IP == "" || in.IPMode == nil {
@@ -478,29 +606,55 @@ func (c *cloud) reportIPModes(svc *corev1.Service, stored []corev1.LoadBalancerI
 			continue
 		}
 		ch := kubernetes.StatusChangeFor(forStatus, in.IP)
+		if ch == nil && user.changed[in.IP] {
+			// What the Service's own annotation says, as its cloud's controller publishes it.
+			log.Info("published the ipMode the Service's annotation says", "ip", in.IP, "from", before, "to", string(*in.IPMode), "why", user.why.Message)
+			ev.event(corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s)", in.IP, before, *in.IPMode, user.why.Message))
+			continue
+		}
 		if ch == nil {
 			// Not loopguard's change: the cloud's value, or VIP made explicit.
 			log.Debug("published the cloud's ipMode", "ip", in.IP, "ipMode", string(*in.IPMode))
-			if out != nil && out.Plan != nil {
-				for _, n := range out.Plan.Notes {
-					if n.Code == kubernetes.CodeKeepCloudProxy && n.Subject == in.IP {
-						c.event(svc, corev1.EventTypeNormal, EventKeptCloudIPMode, n.Message+" ("+string(n.Code)+"): "+keepProxyHint)
-					}
-				}
-			}
 			continue
 		}
 		changesTotal.WithLabelValues(opEnsure, string(core.WriterStatus)).Inc()
 		log.Info("published ipMode", "ip", in.IP, "from", before, "to", string(*in.IPMode), "remedy", string(out.Plan.Decision.Remedy), "reason", string(ch.Reason.Code))
-		c.event(svc, corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s, %s)", in.IP, before, *in.IPMode, out.Plan.Decision.Remedy, ch.Reason.Code))
+		ev.event(corev1.EventTypeNormal, EventIPMode, fmt.Sprintf("ipMode of %s: %s → %s (%s, %s)", in.IP, before, *in.IPMode, out.Plan.Decision.Remedy, ch.Reason.Code))
 	}
 }
 
-const keepProxyHint = "declare loopguard.io/backend-expects: none on the Service if nothing behind the load balancer needs it"
+// keepProxyHint says what lets loopguard intercept an address whose Proxy it kept. Declaring
+// that the backends need nothing from the load balancer is enough only when the decision is
+// firm: a tentative one (the risk is unknown) would then be blocked, so the hint names the
+// unknown facts instead, and the cloud controller's settings first where one decides them.
+func keepProxyHint(res *core.Result, plan *core.Plan) string {
+	if !plan.Decision.Tentative {
+		return "declare loopguard.io/backend-expects: none on the Service if nothing behind the load balancer needs it"
+	}
+	var unseen []string
+	for _, n := range res.Exposure.Notes {
+		if n.Code == kubernetes.CodeCloudDefaultUnseen {
+			unseen = append(unseen, n.Message)
+		}
+	}
+	hint := "the risk is unknown, so loopguard.io/backend-expects: none alone would not let loopguard publish VIP; "
+	if len(unseen) > 0 {
+		return hint + strings.Join(unseen, "; ")
+	}
+	return hint + "declare the facts the decision names (" + plan.Decision.Why + ")"
+}
 
 // facts builds the cluster loopguard evaluates against: the profile, the nodes the service
 // controller passes, and what the listers hold for the Service's namespace.
 func (c *cloud) facts(svc *corev1.Service, nodes []*corev1.Node) (*core.Cluster, error) {
+	cl, err := c.listFacts(svc, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("loopguard: Service %s/%s: reading the cluster facts: %w", svc.Namespace, svc.Name, err)
+	}
+	return cl, nil
+}
+
+func (c *cloud) listFacts(svc *corev1.Service, nodes []*corev1.Node) (*core.Cluster, error) {
 	objs := make([]runtime.Object, 0, len(nodes)+8)
 	for _, n := range nodes {
 		objs = append(objs, n)

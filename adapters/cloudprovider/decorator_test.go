@@ -185,12 +185,17 @@ func TestOneEvaluationPerSync(t *testing.T) {
 		counting.Dialect = p.Dialect()
 		return core.NewProvider(counting, drv)
 	})
+	var published *corev1.LoadBalancerStatus
 	for i, call := range []func() error{
 		func() error {
-			_, err := lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
+			var err error
+			published, err = lb().EnsureLoadBalancer(context.Background(), "c", tkeService(nil), nodes())
 			return err
 		},
-		func() error { return lb().UpdateLoadBalancer(context.Background(), "c", tkeService(nil), nodes()) },
+		// The nodes changed: the Service as stored, with the status the first sync published.
+		func() error {
+			return lb().UpdateLoadBalancer(context.Background(), "c", withStatus(tkeService(nil), published), nodes())
+		},
 	} {
 		counting.n.Store(0)
 		if err := call(); err != nil {

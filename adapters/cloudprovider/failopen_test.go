@@ -29,18 +29,18 @@ func hasAddress(s *corev1.Service) bool {
 	return len(in) == 1 && in[0].IP != "" && in[0].IP != "<nil>"
 }
 
-// waitEvent waits for an Event whose text contains every word.
+// waitEvent waits for an Event whose text contains every word, among every Event the harness
+// recorded so far (one Event may satisfy several calls).
 func (h *harness) waitEvent(words ...string) string {
 	h.t.Helper()
-	var seen []string
 	var got string
 	h.eventually("an Event with "+strings.Join(words, ", "), func() bool {
 		for {
 			select {
 			case ev := <-h.events.Events:
-				seen = append(seen, ev)
+				h.seen = append(h.seen, ev)
 			default:
-				for _, ev := range seen {
+				for _, ev := range h.seen {
 					ok := true
 					for _, w := range words {
 						ok = ok && strings.Contains(ev, w)
@@ -210,18 +210,24 @@ func TestServiceControllerSurvivesAPanic(t *testing.T) {
 	}
 }
 
-// TestServiceControllerPublishesProxyForPROXYProtocolBackends: a Hetzner or OpenStack
-// Service with the PROXY protocol on, whose cloud publishes no ipMode, gets ipMode Proxy from
-// the decorator (through-lb): intercepted, every in-cluster connection would arrive without
-// the header the backend requires.
+// TestServiceControllerPublishesProxyForPROXYProtocolBackends: a Service with the PROXY
+// protocol on, whose inner cloud publishes no ipMode, gets ipMode Proxy: intercepted, every
+// in-cluster connection would arrive without the header the backend requires. On DigitalOcean,
+// whose controller never publishes Proxy, it is loopguard's through-lb; on Hetzner and
+// OpenStack, whose controllers publish Proxy from that switch, it is what the Service's
+// annotation says (as a controller older than that would not).
 func TestServiceControllerPublishesProxyForPROXYProtocolBackends(t *testing.T) {
 	h := newHarness(t)
 	h.run(plainFake(), kubernetes.NewProvider(nil), lgcloud.WithProfile(modern))
+	h.create(lbService("", "do", map[string]string{"service.beta.kubernetes.io/do-loadbalancer-enable-proxy-protocol": "true", "service.beta.kubernetes.io/do-loadbalancer-type": "REGIONAL"}))
 	h.create(lbService("", "hetzner", map[string]string{"load-balancer.hetzner.cloud/uses-proxyprotocol": "true"}))
 	h.create(lbService("", "openstack", map[string]string{"loadbalancer.openstack.org/proxy-protocol": "v2"}))
+	h.waitStatus("do", ipModeIs(corev1.LoadBalancerIPModeProxy))
 	h.waitStatus("hetzner", ipModeIs(corev1.LoadBalancerIPModeProxy))
 	h.waitStatus("openstack", ipModeIs(corev1.LoadBalancerIPModeProxy))
 	h.waitEvent(lgcloud.EventIPMode, "192.0.2.20", "→ Proxy", string(core.ThroughLB))
+	h.waitEvent(lgcloud.EventIPMode, "192.0.2.20", "→ Proxy", "uses-proxyprotocol")
+	h.waitEvent(lgcloud.EventIPMode, "192.0.2.20", "→ Proxy", "loadbalancer.openstack.org/proxy-protocol")
 }
 
 // failingRemoval is the plain provider with a removal that always fails.

@@ -222,6 +222,7 @@ type harness struct {
 	spy     *spy
 	patches *statusPatches
 	events  *record.FakeRecorder
+	seen    []string // the Events waitEvent has read
 	stop    func()
 	restart func() // run again with the same cloud
 }

@@ -76,7 +76,10 @@ func TestBadCloudStatusPassesThrough(t *testing.T) {
 }
 
 // TestLogsEveryIPModeChangeThroughLogr: a fork that logs with klog passes a logr.Logger; the
-// ipMode loopguard changes is logged there with before, after, the remedy and the reason code.
+// ipMode loopguard changes is logged there with before, after, the remedy and the reason code
+// (a DigitalOcean Service with the PROXY protocol on, whose controller never publishes Proxy:
+// loopguard's through-lb does). An ipMode the Service's own annotation says (Hetzner's PROXY
+// switch) is logged as that.
 func TestLogsEveryIPModeChangeThroughLogr(t *testing.T) {
 	var mu sync.Mutex
 	var lines []string
@@ -86,7 +89,7 @@ func TestLogsEveryIPModeChangeThroughLogr(t *testing.T) {
 		lines = append(lines, prefix+" "+args)
 	}, funcr.Options{Verbosity: 4})
 	st := &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}}
-	got, _ := ensureWith(t, st, lbService("shop", "web", map[string]string{"load-balancer.hetzner.cloud/uses-proxyprotocol": "true"}), lgcloud.WithLogr(l))
+	got, _ := ensureWith(t, st, lbService("shop", "web", map[string]string{"service.beta.kubernetes.io/do-loadbalancer-enable-proxy-protocol": "true", "service.beta.kubernetes.io/do-loadbalancer-type": "REGIONAL"}), lgcloud.WithLogr(l))
 	if m := got.Ingress[0].IPMode; m == nil || *m != corev1.LoadBalancerIPModeProxy {
 		t.Fatalf("status %+v", got.Ingress)
 	}
@@ -94,6 +97,16 @@ func TestLogsEveryIPModeChangeThroughLogr(t *testing.T) {
 	defer mu.Unlock()
 	all := strings.Join(lines, "\n")
 	for _, want := range []string{"loopguard", `"published ipMode"`, `"service"="shop/web"`, `"from"="(unset)"`, `"to"="Proxy"`, `"remedy"="through-lb"`, `"reason"="`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("log lacks %s:\n%s", want, all)
+		}
+	}
+	lines = nil
+	mu.Unlock()
+	ensureWith(t, st, lbService("shop", "web", map[string]string{"load-balancer.hetzner.cloud/uses-proxyprotocol": "true"}), lgcloud.WithLogr(l))
+	mu.Lock()
+	all = strings.Join(lines, "\n")
+	for _, want := range []string{`"published the ipMode the Service's annotation says"`, `"from"="(unset)"`, `"to"="Proxy"`, "uses-proxyprotocol"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("log lacks %s:\n%s", want, all)
 		}
