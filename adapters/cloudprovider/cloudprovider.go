@@ -68,7 +68,7 @@ type options struct {
 	log          hclog.Logger
 	recorder     record.EventRecorder
 	profile      core.ClusterProfile
-	settings     map[string]string
+	controller   []func(*core.ClusterProfile) // WithControllerSettings and WithController, in order
 	policy       core.Policy
 	reportOnly   bool
 	failClosed   bool
@@ -106,12 +106,24 @@ func WithProfile(p core.ClusterProfile) Option { return func(o *options) { o.pro
 // Pods only in the Service's namespace) and keeps the cloud's ipMode Proxy on unknown facts.
 // They are added to WithProfile's controllerSettings, replacing a setting of the same name.
 func WithControllerSettings(s map[string]string) Option {
+	later := core.ClusterProfile{ControllerSettings: make(map[string]string, len(s))}
+	for k, v := range s {
+		later.ControllerSettings[k] = v
+	}
 	return func(o *options) {
-		if o.settings == nil {
-			o.settings = map[string]string{}
-		}
-		for k, v := range s {
-			o.settings[k] = v
+		o.controller = append(o.controller, func(p *core.ClusterProfile) { p.Overlay(&later) })
+	}
+}
+
+// WithController states the inner cloud-controller-manager's release and settings as the
+// provider's own type for that controller (kubernetes.HetznerController{UsesProxyProtocol:
+// "true"}), for a host that knows them by field rather than by environment. It ends in the same
+// profile fields as WithControllerSettings (ccmVersion, controllerSettings), over WithProfile's;
+// of several such options, a later one wins per setting.
+func WithController(cfg kubernetes.ControllerConfig) Option {
+	return func(o *options) {
+		if cfg != nil {
+			o.controller = append(o.controller, cfg.Overlay)
 		}
 	}
 }
@@ -168,8 +180,8 @@ func Wrap(inner cloudprovider.Interface, p core.Provider, opts ...Option) cloudp
 		opt(&o)
 	}
 	o.log = o.log.Named("loopguard")
-	if len(o.settings) > 0 {
-		o.profile.Overlay(&core.ClusterProfile{ControllerSettings: o.settings})
+	for _, overlay := range o.controller {
+		overlay(&o.profile)
 	}
 	// The host is the cloud-controller-manager: ipMode is its to publish whatever the
 	// upstream controller of this cloud does (kubernetes.StatusOwner).

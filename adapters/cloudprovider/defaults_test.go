@@ -87,7 +87,8 @@ func allIPModes(mode corev1.LoadBalancerIPMode, n int) func(*corev1.Service) boo
 // TestServiceControllerStatedDefaults: a Hetzner Cloud fork whose controller runs with
 // HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL=true publishes ipMode Proxy on all three entries of
 // a Service without the annotation, for a reason the Service does not carry. Stated once with
-// WithControllerSettings (from the controller's own environment), loopguard's verdict is the
+// WithControllerSettings (from the controller's own environment) or WithController (the same
+// setting as kubernetes.HetznerController's field), loopguard's verdict is the
 // controller's: the status stands and over five syncs the decorator records no Event at all.
 // Not stated, the cloud's Proxy still stands, one LoopguardKeptCloudIPMode Event over the five
 // syncs names the setting to state, and it does not advise loopguard.io/backend-expects: none,
@@ -95,13 +96,17 @@ func allIPModes(mode corev1.LoadBalancerIPMode, n int) func(*corev1.Service) boo
 func TestServiceControllerStatedDefaults(t *testing.T) {
 	env := map[string]string{"HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL": "true"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	for _, stated := range []bool{true, false} {
-		t.Run(fmt.Sprintf("stated=%v", stated), func(t *testing.T) {
+	for _, how := range []string{"env", "controller", "not"} {
+		stated := how != "not"
+		t.Run("stated="+how, func(t *testing.T) {
 			h := newHarness(t)
 			h.addProviderNode("node-a", "hcloud://4711")
 			opts := []lgcloud.Option{lgcloud.WithProfile(modern)}
-			if stated {
+			switch how {
+			case "env":
 				opts = append(opts, lgcloud.WithControllerSettings(kubernetes.SettingsFromEnv(lookup)))
+			case "controller":
+				opts = append(opts, lgcloud.WithController(kubernetes.HetznerController{UsesProxyProtocol: "true"}))
 			}
 			h.run(newHetzner(lookup), kubernetes.NewProvider(nil), opts...)
 			h.create(lbService("", "web", nil))
@@ -185,6 +190,9 @@ func TestServiceControllerUserIPModeStands(t *testing.T) {
 			want: corev1.LoadBalancerIPModeProxy},
 		{name: "openstack-on", ann: map[string]string{"loadbalancer.openstack.org/proxy-protocol": "v2"}, inner: corev1.LoadBalancerIPModeVIP,
 			want: corev1.LoadBalancerIPModeProxy},
+		// Scaleway publishes Proxy when every port sends the PROXY protocol (isPortInRange).
+		{name: "scaleway-proxy-ports", ann: map[string]string{"service.beta.kubernetes.io/scw-loadbalancer-proxy-protocol-v2": "*"},
+			inner: corev1.LoadBalancerIPModeVIP, want: corev1.LoadBalancerIPModeProxy},
 	}
 	// One API server and controller per inner ipMode; every case is one Service.
 	for _, inner := range []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeVIP, corev1.LoadBalancerIPModeProxy} {
@@ -227,6 +235,36 @@ func TestServiceControllerUserIPModeStands(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestServiceControllerNSXLabelStands: on vSphere with nsx-operator, the user's
+// nsx.vmware.com/ingress-ip-mode label ("vip", exactly) stands against an inner cloud answering
+// Proxy and against loopguard's decision to go through the load balancer; the one Warning says
+// so without advising a label value (the label is not an annotation the unit offers).
+func TestServiceControllerNSXLabelStands(t *testing.T) {
+	h := newHarness(t)
+	h.addProviderNode("node-v", "vsphere://4211")
+	fake := plainFake()
+	proxy := corev1.LoadBalancerIPModeProxy
+	fake.BalancerIPMode = &proxy
+	h.run(fake, kubernetes.NewProvider(nil), lgcloud.WithProfile(modern))
+	tp := &tape{h: h}
+	svc := lbService("", "nsx", map[string]string{core.AnnotationLBScope: "private", core.AnnotationLBSourceNAT: "true",
+		core.AnnotationBackendExpects: "proxy-protocol"})
+	svc.Labels = map[string]string{"nsx.vmware.com/ingress-ip-mode": "vip"}
+	h.create(svc)
+	h.waitStatus("nsx", ipModeIs(corev1.LoadBalancerIPModeVIP))
+	h.eventually("the first sync is recorded", func() bool { return len(h.spy.find("ensure", "nsx")) >= 1 })
+	h.resync("nsx", 2)
+	h.waitStatus("nsx", ipModeIs(corev1.LoadBalancerIPModeVIP))
+	warnings := byReason(tp.read(), lgcloud.EventKeptUserIPMode)
+	if len(warnings) != 1 {
+		t.Fatalf("%d %s Events over three syncs, want 1: %q", len(warnings), lgcloud.EventKeptUserIPMode, warnings)
+	}
+	if w := warnings[0]; !strings.HasPrefix(w, corev1.EventTypeWarning+" ") || !strings.Contains(w, "nsx.vmware.com/ingress-ip-mode") ||
+		!strings.Contains(w, string(core.ThroughLB)) || strings.Contains(w, "to let it") {
+		t.Errorf("want a Warning naming the label and %s, without advice: %s", core.ThroughLB, w)
 	}
 }
 
