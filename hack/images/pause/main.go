@@ -1,0 +1,26 @@
+// Command pause is the sandbox container of every Pod of the cluster hack/cluster.sh brings
+// up: it holds the Pod's namespaces and waits for SIGTERM or SIGINT, as
+// registry.k8s.io/pause does, and reaps the children it inherits as the Pod's PID 1.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	for s := range sigs {
+		if s != syscall.SIGCHLD {
+			os.Exit(0)
+		}
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}
