@@ -147,7 +147,8 @@ with --object) against the objects as they are now, and writes the plans nothing
 Every plan is computed and validated before the first write. A blocked plan writes nothing and
 says why, by kind (not-allowlisted: the allowlist to ask for; precondition; immutable: a new
 object is needed, applied only with --allow-disruptive). Changes loopguard does not make
-(scheduling rules, DNS) are printed for you to make. After writing, apply re-reads what each plan
+(scheduling rules, DNS) are printed for you to make; with --coredns edit, dns-steering is made in
+CoreDNS's Corefile, and --coredns take-back takes it out again. After writing, apply re-reads what each plan
 promised. A second apply with nothing changed writes nothing and says so. --dry-run computes the
 same plans against the cluster and writes nothing.
 
@@ -168,6 +169,10 @@ computed, a write failed, or what was written is not visible yet (apply again la
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			if err := o.validateFacts(); err != nil {
+				*code = exitInput
+				return err
+			}
+			if err := validCoreDNSMode(l.coredns); err != nil {
 				*code = exitInput
 				return err
 			}
@@ -212,8 +217,21 @@ computed, a write failed, or what was written is not visible yet (apply again la
 			if pl.selected != nil {
 				prep.keepSelected(want)
 			}
-			if !l.dryRun && rec != nil {
+			switch {
+			case l.dryRun:
+			case l.coredns == corednsTakeBack:
+				if err := takeBackDNSSteering(ctx, cfg, prep, want); err != nil {
+					*code = exitInput
+					return err
+				}
+			case rec != nil:
 				apply(ctx, rec, prep, plans)
+				if l.coredns == corednsEdit {
+					if err := carryOutDNSSteering(ctx, cfg, prep); err != nil {
+						*code = exitInput
+						return err
+					}
+				}
 			}
 			prep.finish()
 			return finishPlan(stdout, stderr, o.output, prep, code)
@@ -223,6 +241,7 @@ computed, a write failed, or what was written is not visible yet (apply again la
 	f := cmd.Flags()
 	f.StringSliceVar(&l.objects, "object", nil, "plan and apply only this Service or Ingress, as Kind/namespace/name (Service/shop/checkout); repeatable")
 	f.BoolVar(&l.dryRun, "dry-run", false, "compute the plans against the cluster and write nothing")
+	f.StringVar(&l.coredns, "coredns", "", "carry out dns-steering in CoreDNS's Corefile (ConfigMap kube-system/coredns): edit adds a rewrite rule per load-balancer hostname between loopguard's markers; take-back removes them for the --object Services and writes nothing else; a Corefile another tool manages is reported and left alone")
 	addOutputFlags(cmd, o)
 	addFactsFlags(cmd, o)
 	addGatewayFlags(cmd, o)

@@ -29,6 +29,8 @@ type liveOptions struct {
 	// objects (apply) limits the plans to these Kind/namespace/name.
 	objects []string
 	dryRun  bool
+	// coredns (apply): who carries out dns-steering (corednsPrint, corednsEdit, corednsTakeBack).
+	coredns string
 }
 
 func addLiveFlags(cmd *cobra.Command, l *liveOptions) {
