@@ -172,9 +172,27 @@ func findCondition(svc *corev1.Service) *metav1.Condition {
 // conditions other controllers keep there stay theirs.
 func (c *Controller) publishCondition(ctx context.Context, svc *corev1.Service, v verdict) (bool, error) {
 	old := findCondition(svc)
-	if old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message && old.ObservedGeneration == svc.Generation {
+	if sameVerdict(old, v, svc.Generation) {
 		return false, nil
 	}
+	// The cache may lag what was written a moment ago: a replica that has just taken the Lease
+	// over reads the old leader's last writes late. The live object decides whether the
+	// verdict is new, so a failover repeats neither the write nor its Event (deploy/test's
+	// TestCluster deletes the leader Pod mid-reconcile and counts them). One read per change
+	// of verdict, never on a resync that finds it unchanged; a list of the one name, which
+	// report-only RBAC allows (list and watch on Services, no get: docs/permissions.md), and
+	// which without a resourceVersion reads what etcd has now.
+	live, err := c.kube.CoreV1().Services(svc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + svc.Name})
+	if err != nil {
+		return false, err
+	}
+	if len(live.Items) != 1 {
+		return false, nil // gone meanwhile: its deletion is the next reconcile's
+	}
+	if old = findCondition(&live.Items[0]); sameVerdict(old, v, live.Items[0].Generation) {
+		return false, nil
+	}
+	svc = &live.Items[0]
 	ltt := metav1.NewTime(time.Now().Truncate(time.Second))
 	if old != nil && old.Status == v.status {
 		ltt = old.LastTransitionTime
@@ -182,11 +200,15 @@ func (c *Controller) publishCondition(ctx context.Context, svc *corev1.Service, 
 	ac := corev1ac.Service(svc.Name, svc.Namespace).WithStatus(corev1ac.ServiceStatus().WithConditions(
 		metav1ac.Condition().WithType(ConditionType).WithStatus(v.status).WithReason(v.reason).
 			WithMessage(v.message).WithObservedGeneration(svc.Generation).WithLastTransitionTime(ltt)))
-	_, err := c.kube.CoreV1().Services(svc.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: core.FieldManager})
+	_, err = c.kube.CoreV1().Services(svc.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: core.FieldManager})
 	if apierrors.IsConflict(err) {
 		return false, &core.KindError{Kind: core.ErrConflict, Object: core.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}, Msg: "conflict", Err: err}
 	}
 	return err == nil, err
+}
+
+func sameVerdict(c *metav1.Condition, v verdict, generation int64) bool {
+	return c != nil && c.Status == v.status && c.Reason == v.reason && c.Message == v.message && c.ObservedGeneration == generation
 }
 
 // fingerprint identifies what an evaluation found, so a dependency's change can be tested for
