@@ -40,10 +40,12 @@ func corednsChange(owner, from, to string) PlanChange {
 		Field:  "data.Corefile (lines of " + owner + ")", From: from, To: to}
 }
 
-// carryOutDNSSteering is the hook where apply carries a dns-steering plan out instead of printing
-// it: for every Service whose applied plan left dns-steering to the user, the rules go into
-// CoreDNS's Corefile (corednsedit.Steer) and the change moves from forUser to written. A
-// Corefile another tool manages is reported as the plan's error, unwritten.
+// carryOutDNSSteering is the hook where apply carries a dns-steering decision out instead of
+// printing it: for every Service whose decision is dns-steering (and not tentative), whether its
+// driver left the change to the user (forUser) or has none for it (the plain dialect's CLI
+// driver answers unsupported: the decision's action says who can), the rules go into CoreDNS's
+// Corefile (corednsedit.Steer) and the change is reported as written. A Corefile another tool
+// manages is reported as the plan's error, unwritten.
 func carryOutDNSSteering(ctx context.Context, cfg *rest.Config, rep *PlanReport) error {
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -51,20 +53,17 @@ func carryOutDNSSteering(ctx context.Context, cfg *rest.Config, rep *PlanReport)
 	}
 	for i := range rep.Plans {
 		op := &rep.Plans[i]
-		if op.Object.Kind != "Service" || op.Decision.Remedy != string(core.DNSSteering) || op.Error != nil {
+		if op.Object.Kind != "Service" || op.Decision.Remedy != string(core.DNSSteering) || op.Decision.Tentative {
+			continue
+		}
+		if op.Error != nil && op.Error.Kind != "unsupported" {
 			continue
 		}
 		var rest []PlanChange
-		steer := false
 		for _, ch := range op.ForUser {
-			if ch.By == string(core.WriterUser) && ch.Field == string(core.DNSSteering) {
-				steer = true
-				continue
+			if ch.By != string(core.WriterUser) || ch.Field != string(core.DNSSteering) {
+				rest = append(rest, ch)
 			}
-			rest = append(rest, ch)
-		}
-		if !steer {
-			continue
 		}
 		svc, err := kc.CoreV1().Services(op.Object.Namespace).Get(ctx, op.Object.Name, metav1.GetOptions{})
 		if err == nil {
@@ -73,11 +72,11 @@ func carryOutDNSSteering(ctx context.Context, cfg *rest.Config, rep *PlanReport)
 				owner := corednsedit.Owner(svc)
 				var wrote bool
 				if wrote, err = corednsedit.Steer(ctx, kc, owner, rules, nil); err == nil {
-					op.ForUser = rest
+					op.ForUser, op.Error = rest, nil
 					if wrote {
 						op.Written = append(op.Written, corednsChange(owner, "", rulesText(rules)))
 						op.Status = StatusApplied
-					} else if op.Status == StatusUserAction {
+					} else if op.Status != StatusApplied {
 						op.Status = StatusUpToDate
 					}
 					continue
