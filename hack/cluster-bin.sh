@@ -8,7 +8,7 @@
 #   hack/cluster-bin.sh containerd   # containerd, containerd-shim-runc-v2, ctr
 #   hack/cluster-bin.sh runc         # runc with seccomp (cgo, libseccomp linked statically)
 #   hack/cluster-bin.sh cni          # the bridge, host-local, loopback and portmap plugins
-#   hack/cluster-bin.sh coredns      # coredns
+#   hack/cluster-bin.sh coredns      # coredns, with the plugins the cluster's Corefiles use
 #
 # kube-apiserver and etcd come from hack/envtest-assets.sh and kube-proxy from
 # hack/kube-proxy.sh, the builds the tests already use. Logs go to stderr; a cache hit runs
@@ -102,36 +102,46 @@ build_containerd() {
 
 # runc with seccomp. containerd 2.x gives the pause container the RuntimeDefault seccomp
 # profile, and a runc built without the seccomp tag refuses any profile, so no Pod would start.
-# libseccomp comes from Debian's libseccomp-dev, unpacked (not installed) and linked statically
-# so the cached runc needs nothing at run time; its version is part of the cache key.
+# libseccomp is Debian's libseccomp-dev, linked statically so the cached runc needs nothing at
+# run time: the installed package (.ci/run installs it), or else the package downloaded and
+# unpacked, not installed, with only its static archive left. Its version is part of the key.
 build_runc() {
 	local version="${RUNC_VERSION:-1.5.3}"
 	CACHE_ROOT="$1/runc"
-	local seccomp_version
-	command -v apt-get >/dev/null 2>&1 || die "runc needs Debian's libseccomp-dev (apt-get not found)"
-	command -v gcc >/dev/null 2>&1 || die "runc needs cgo and a C compiler (gcc not found)"
-	seccomp_version="$(apt-cache policy libseccomp-dev 2>/dev/null | sed -n 's/^[[:space:]]*Candidate: //p')"
-	[[ -n "$seccomp_version" && "$seccomp_version" != "(none)" ]] || die "no libseccomp-dev package candidate (apt-get update?)"
+	local seccomp_version installed=""
+	command -v gcc >/dev/null 2>&1 || die "runc needs cgo and a C compiler (Debian: gcc, libc6-dev)"
+	command -v pkg-config >/dev/null 2>&1 || die "runc needs pkg-config to find libseccomp (Debian: pkg-config)"
+	if seccomp_version="$(dpkg-query -W -f='${Version}' libseccomp-dev 2>/dev/null)" && [[ -n "$seccomp_version" ]]; then
+		installed=1
+	else
+		command -v apt-get >/dev/null 2>&1 || die "runc needs Debian's libseccomp-dev (not installed, and no apt-get to fetch it)"
+		seccomp_version="$(apt-cache policy libseccomp-dev 2>/dev/null | sed -n 's/^[[:space:]]*Candidate: //p')"
+		[[ -n "$seccomp_version" && "$seccomp_version" != "(none)" ]] || die "libseccomp-dev is neither installed nor available (apt-get update?)"
+	fi
 	DEST="$CACHE_ROOT/$version-libseccomp-${seccomp_version//[^A-Za-z0-9._-]/_}-$GO_VERSION"
 	RESULT="$DEST"
 	cache_hit() { has_all "$DEST" runc; }
 	cache_lookup
 	cache_stage runc
-	log "cache miss: building runc v$version with seccomp (libseccomp-dev $seccomp_version) and $GO_VERSION"
-	# apt downloads as the _apt user when it can write the folder.
-	chmod 755 "$WORK"
-	(cd "$WORK" && apt-get download "libseccomp-dev=$seccomp_version" >&2)
-	dpkg-deb -x "$WORK"/libseccomp-dev_*.deb "$WORK/seccomp"
-	local pc
-	pc="$(find "$WORK/seccomp" -name libseccomp.pc | head -n1)"
-	[[ -f "$pc" ]] || die "libseccomp.pc not found in libseccomp-dev"
-	sed -i "s#^prefix=.*#prefix=$WORK/seccomp/usr#" "$pc"
-	# Only the static archive left: the linker then cannot pick the shared library.
-	find "$WORK/seccomp" -name 'libseccomp.so*' -delete
-	# libseccomp.pc's libdir is ${prefix}/lib/<triplet>, which the prefix fix covers. netgo and
-	# osusergo, as runc's own static build (its Makefile's EXTRA_TAGS for `make static`): the
-	# Go resolvers instead of glibc's, which a static binary cannot load.
-	PKG_CONFIG_PATH="${pc%/*}" CGO_ENABLED=1 GOBIN="$STAGE" "$GO" install -tags "seccomp netgo osusergo" \
+	log "cache miss: building runc v$version with seccomp (libseccomp-dev $seccomp_version${installed:+, installed}) and $GO_VERSION"
+	local pcpath=""
+	if [[ -z "$installed" ]]; then
+		# apt downloads as the _apt user when it can write the folder.
+		chmod 755 "$WORK"
+		(cd "$WORK" && apt-get download "libseccomp-dev=$seccomp_version" >&2)
+		dpkg-deb -x "$WORK"/libseccomp-dev_*.deb "$WORK/seccomp"
+		local pc
+		pc="$(find "$WORK/seccomp" -name libseccomp.pc | head -n1)"
+		[[ -f "$pc" ]] || die "libseccomp.pc not found in libseccomp-dev"
+		# libseccomp.pc's libdir is ${prefix}/lib/<triplet>, which the prefix fix covers.
+		sed -i "s#^prefix=.*#prefix=$WORK/seccomp/usr#" "$pc"
+		# Only the static archive left: the linker then cannot pick the shared library.
+		find "$WORK/seccomp" -name 'libseccomp.so*' -delete
+		pcpath="${pc%/*}"
+	fi
+	# netgo and osusergo, as runc's own static build (its Makefile's EXTRA_TAGS for
+	# `make static`): the Go resolvers instead of glibc's, which a static binary cannot load.
+	PKG_CONFIG_PATH="$pcpath" CGO_ENABLED=1 GOBIN="$STAGE" "$GO" install -tags "seccomp netgo osusergo" \
 		-ldflags "-s -w -X main.version=$version -extldflags -static" "github.com/opencontainers/runc@v$version" >&2
 	local got
 	got="$("$STAGE/runc" --version)"
@@ -156,19 +166,44 @@ build_cni() {
 	cache_publish
 }
 
+# CoreDNS with the plugins the cluster's two Corefiles use (kubeadm's, with loopguard's
+# rewrite rules, and the cloud DNS's hosts file) and a few for debugging, built the way
+# CoreDNS documents for a custom plugin set: a main that imports coremain and only those
+# plugins (the release's own main imports core/plugin, every plugin, the cloud SDKs of
+# route53, azure and clouddns among them). The plugins' code and the module versions are the
+# release's; the cache key names the set.
+COREDNS_PLUGINS=(bind cache errors forward health hosts kubernetes loadbalance log loop metrics ready reload rewrite template whoami)
 build_coredns() {
 	local version="${COREDNS_VERSION:-1.14.6}"
 	CACHE_ROOT="$1/coredns"
-	DEST="$CACHE_ROOT/$version-$GO_VERSION"
+	local set
+	set="$(printf '%s\n' "${COREDNS_PLUGINS[@]}" | sha256sum | cut -c1-8)"
+	DEST="$CACHE_ROOT/$version-plugins-$set-$GO_VERSION"
 	RESULT="$DEST"
 	cache_hit() { has_all "$DEST" coredns; }
 	cache_lookup
 	cache_stage coredns
-	log "cache miss: building CoreDNS v$version with $GO_VERSION"
-	GOBIN="$STAGE" "$GO" install -ldflags "-s -w" "github.com/coredns/coredns@v$version" >&2
+	log "cache miss: building CoreDNS v$version (plugins: ${COREDNS_PLUGINS[*]}) with $GO_VERSION"
+	cd "$WORK"
+	"$GO" mod init loopguard.invalid/coredns >/dev/null 2>&1
+	{
+		printf '// CoreDNS v%s with the plugins hack/cluster-bin.sh names.\npackage main\n\nimport (\n' "$version"
+		printf '\t"github.com/coredns/coredns/coremain"\n'
+		local p
+		for p in "${COREDNS_PLUGINS[@]}"; do printf '\t_ "github.com/coredns/coredns/plugin/%s"\n' "$p"; done
+		printf ')\n\nfunc main() { coremain.Run() }\n'
+	} >main.go
+	"$GO" get "github.com/coredns/coredns@v$version" >&2
+	"$GO" build -ldflags "-s -w" -o "$STAGE/coredns" . >&2
 	local got
 	got="$("$STAGE/coredns" -version)"
 	[[ "$got" == *"$version"* ]] || die "built coredns reports '$got', want $version"
+	local plugins
+	plugins="$("$STAGE/coredns" -plugins)"
+	for p in "${COREDNS_PLUGINS[@]}"; do
+		[[ "$p" == metrics ]] && p=prometheus # the directive plugin/metrics registers
+		grep -Eq "^[[:space:]]*(dns\.)?$p\$" <<<"$plugins" || die "built coredns lacks plugin $p: $plugins"
+	done
 	log "${got%%$'\n'*}"
 	cache_publish
 }
