@@ -327,7 +327,10 @@ func (c *Cluster) network(ctx context.Context) error {
 		lines []string
 	}{
 		{r, []string{"link set lo up", "link add nodes type bridge", "link set nodes alias " + alias,
-			fmt.Sprintf("addr add %s/%d dev nodes", RouterAddr, NodeSubnet.Bits()), "link set nodes up"}},
+			fmt.Sprintf("addr add %s/%d dev nodes", RouterAddr, NodeSubnet.Bits()), "link set nodes up",
+			// A connection the router itself opens to a kernel LB's address needs a route
+			// before nat OUTPUT's DNAT picks the node: onto the nodes' subnet.
+			fmt.Sprintf("route add %s dev nodes", LBPool)}},
 		{"", nil},
 		{r, nil},
 	}
