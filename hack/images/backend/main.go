@@ -5,17 +5,27 @@
 // a real backend that requires the header closes it.
 //
 //	backend -listen :8080 -listen-proxy :8081
+//
+// With -dial it is the client instead: it opens -n connections to the address (a name is
+// resolved by the Pod's resolver), sends each an HTTP request and writes one JSON line per
+// connection (its outcome and the answer line) to standard output and, for kubelet to report
+// as the container's termination message, to /dev/termination-log.
+//
+//	backend -dial web.shop.svc.cluster.local:80 -n 3
 package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	proxyproto "github.com/pires/go-proxyproto"
@@ -27,7 +37,13 @@ const Prefix = "loopguard-backend "
 func main() {
 	plain := flag.String("listen", ":8080", "the plain port")
 	withProxy := flag.String("listen-proxy", "", "the port that requires a PROXY protocol header (none when empty)")
+	dial := flag.String("dial", "", "be the client: connect to this address")
+	n := flag.Int("n", 3, "with -dial: connections, one after another")
+	timeout := flag.Duration("timeout", 2500*time.Millisecond, "with -dial: bound on each connection's connect and on its answer")
 	flag.Parse()
+	if *dial != "" {
+		os.Exit(client(*dial, *n, *timeout))
+	}
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	errc := make(chan error, 2)
 	l, err := net.Listen("tcp", *plain)
@@ -47,6 +63,66 @@ func main() {
 	}
 	log.Printf("backend: serving %s (plain) and %q (PROXY protocol required)", *plain, *withProxy)
 	log.Fatal(<-errc)
+}
+
+// Attempt is one client connection, as -dial reports it.
+type Attempt struct {
+	// Outcome: ok (an answer line), timeout (no connection), refused, reset, closed (no answer),
+	// no-answer (connected, nothing came back in time), or error.
+	Outcome string `json:"outcome"`
+	Answer  string `json:"answer,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Millis  int64  `json:"ms"`
+}
+
+func client(addr string, n int, timeout time.Duration) int {
+	var out strings.Builder
+	for range n {
+		start := time.Now()
+		a := attempt(addr, timeout)
+		a.Millis = time.Since(start).Milliseconds()
+		b, _ := json.Marshal(a)
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	fmt.Print(out.String())
+	_ = os.WriteFile("/dev/termination-log", []byte(out.String()), 0o644)
+	return 0
+}
+
+func attempt(addr string, timeout time.Duration) Attempt {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			return Attempt{Outcome: "timeout", Error: err.Error()}
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return Attempt{Outcome: "refused", Error: err.Error()}
+		}
+		return Attempt{Outcome: "error", Error: err.Error()}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", addr); err != nil {
+		return Attempt{Outcome: "reset", Error: err.Error()}
+	}
+	body, err := io.ReadAll(c)
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, Prefix) {
+			return Attempt{Outcome: "ok", Answer: strings.TrimSpace(l)}
+		}
+	}
+	var ne net.Error
+	switch {
+	case err == nil:
+		return Attempt{Outcome: "closed"}
+	case errors.As(err, &ne) && ne.Timeout():
+		return Attempt{Outcome: "no-answer", Error: err.Error()}
+	case errors.Is(err, syscall.ECONNRESET):
+		return Attempt{Outcome: "reset", Error: err.Error()}
+	}
+	return Attempt{Outcome: "error", Error: err.Error()}
 }
 
 func serve(l net.Listener, proxy bool) error {
