@@ -1,9 +1,11 @@
 // Command cluster brings the real cluster of internal/cluster up and takes it down, for a
 // contributor at a shell (make cluster, make cluster-down) rather than a test:
 //
-//	go run ./hack/cluster up [-name dev] [-nodes 2] [-proxy-mode nftables] [-ccm bin/loopguard-ccm]
-//	go run ./hack/cluster exec [-name dev] router|node1|node2 -- COMMAND...
-//	go run ./hack/cluster down [-name dev]
+//	bin/cluster-tool up [-name dev] [-nodes 2] [-proxy-mode nftables] [-ccm bin/loopguard-ccm]
+//	bin/cluster-tool exec [-name dev] router|node1|node2 -- COMMAND...
+//	bin/cluster-tool down [-name dev]
+//
+// (make cluster builds it as bin/cluster-tool and runs up; make cluster-down runs down.)
 //
 // up returns once the nodes are Ready and CoreDNS answers, leaving every process running (in
 // sessions of their own) and the state in /tmp/lgc-<name>; down stops them by the PIDs
@@ -64,7 +66,7 @@ func run(args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "cluster %s is up (%s). The API server listens at %s:%d, inside network namespace %s:\n",
 			*name, time.Since(start).Round(time.Second), cluster.RouterAddr, cluster.APIServerPort, filepath.Base(c.RouterNetns()))
-		fmt.Fprintf(os.Stderr, "  go run ./hack/cluster exec -name %s router -- kubectl --kubeconfig %s get nodes\n", *name, c.Kubeconfig())
+		fmt.Fprintf(os.Stderr, "  bin/cluster-tool exec -name %s router -- kubectl get nodes   (KUBECONFIG=%s)\n", *name, c.Kubeconfig())
 		fmt.Fprintf(os.Stderr, "  make cluster-down CLUSTER=%s\n", *name)
 		fmt.Println(c.Kubeconfig())
 		return nil
