@@ -34,7 +34,7 @@ export GOWORK ?= $(CURDIR)/hack/newest/go.work
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-.PHONY: test hosts apidiff go-next race build lint bench bench-converge bench-scale fuzz fuzz-short fuzz-guided envoy-gateway update help
+.PHONY: test hosts apidiff go-next race build lint bench bench-converge bench-scale fuzz fuzz-short fuzz-guided envoy-gateway cluster cluster-down cluster-test update help
 
 # test pipes go test -json through hack/testsummary; pipefail keeps go test's own exit status.
 SHELL := bash
@@ -149,6 +149,31 @@ envoy-gateway:
 	$(GO) build -o $(TESTSUMMARY) ./hack/testsummary
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" LOOPGUARD_ENVOY_GATEWAY="$$(hack/envoy-gateway.sh)" \
 		$(GO) test -json -count=1 $(TESTFLAGS) -run '^TestEnvoyGateway' ./providers/gateway/ | $(TESTSUMMARY)
+
+## cluster: bring up a real two-node Kubernetes v1.37.2 cluster on this machine (internal/cluster;
+## docs/development.md): every binary built from source and cached (hack/cluster-assets.sh; about
+## 20 min of CPU cold), the cloud-controller-manager with loopguard's decorator
+## (hack/cluster/ccm), all of it inside network namespaces of its own; root. CLUSTER names it
+## (default dev)
+CLUSTER ?= dev
+cluster:
+	$(GO) build -o bin/loopguard-ccm ./hack/cluster/ccm
+	$(GO) build -o bin/cluster-tool ./hack/cluster
+	LOOPGUARD_CLUSTER_ASSETS="$$(hack/cluster-assets.sh)" bin/cluster-tool up -name $(CLUSTER) -ccm bin/loopguard-ccm
+
+## cluster-down: take the cluster CLUSTER down, by the PIDs it recorded, and fail if anything was
+## left behind (a process, cgroup, network namespace, link, mount or file)
+cluster-down:
+	$(GO) build -o bin/cluster-tool ./hack/cluster
+	bin/cluster-tool down -name $(CLUSTER)
+
+## cluster-test: deploy/test's TestCluster: a cluster of its own, the CCM, kube-proxy, verify,
+## CoreDNS steering and deploy/ as Pods, then teardown (about 5 min warm; root); .ci/run runs it
+## beside its other steps with LOOPGUARD_CLUSTER_REQUIRED=1, so a machine that cannot run it fails
+cluster-test:
+	$(GO) build -o $(TESTSUMMARY) ./hack/testsummary
+	export LOOPGUARD_CLUSTER_ASSETS="$$(hack/cluster-assets.sh)" && \
+		cd deploy/test && GOWORK=off $(GO) test -json -count=1 -timeout 30m $(TESTFLAGS) -run '^TestCluster$$' . | ../../$(TESTSUMMARY)
 
 ## update: rewrite the CLI's golden files and docs/reasons.md after an intended change
 update:
