@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,7 +300,12 @@ func (e *clusterEnv) testVerify(t *testing.T) {
 			counts := ""
 			if p.Observed != nil {
 				obs = string(p.Observed.Behaviour)
-				counts = fmt.Sprint(p.Observed.Counts)
+				var parts []string
+				for outcome, n := range p.Observed.Counts {
+					parts = append(parts, fmt.Sprintf("%d %s", n, outcome))
+				}
+				slices.Sort(parts)
+				counts = strings.Join(parts, ", ")
 			}
 			fmt.Fprintf(&table, "| %s | %s | %s | %s | %s | %s | %v |\n", x.name, p.Side, p.Node, p.Predicted.Behaviour, obs, counts, p.Agree)
 			if p.Predicted.Behaviour != want {
