@@ -112,6 +112,14 @@ func (t *cgroupTree) create(rel string) error {
 				continue
 			}
 			parent := dir
+			if h.v2 && h.mount == t.Track {
+				// Unified only (no v1 controllers): kubelet and runc need the controllers
+				// delegated down to their cgroups. UNCONFIRMED here: the machine this was
+				// written on has v1 controllers; Supported names what a unified one lacks.
+				if err := delegate(parent); err != nil {
+					return err
+				}
+			}
 			dir = filepath.Join(dir, p)
 			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("cgroup %s: %w", dir, err)
@@ -132,6 +140,29 @@ func (t *cgroupTree) create(rel string) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// delegate enables, in dir's cgroup.subtree_control, every controller dir offers of those
+// kubelet and runc use.
+func delegate(dir string) error {
+	have, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return err
+	}
+	var enable []string
+	for _, c := range strings.Fields(string(have)) {
+		switch c {
+		case "cpu", "cpuset", "memory", "pids", "io", "hugetlb":
+			enable = append(enable, "+"+c)
+		}
+	}
+	if len(enable) == 0 {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(enable, " ")), 0o644); err != nil {
+		return fmt.Errorf("cgroup %s: delegate %v: %w", dir, enable, err)
 	}
 	return nil
 }
