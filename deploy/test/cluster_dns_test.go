@@ -1,10 +1,13 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +87,54 @@ func (e *clusterEnv) lbAddress(t *testing.T, host string) string {
 	return addr
 }
 
+// corednsAnswers asks every running CoreDNS Pod, from the router namespace over TCP, for the
+// addresses of host, keyed by Pod name. The cluster DNS Service picks a replica per query, and
+// each replica's reload plugin reads the Corefile on its own clock (after kubelet refreshed its
+// ConfigMap volume), so a change has taken effect only once every replica answers with it.
+func (e *clusterEnv) corednsAnswers(t *testing.T, host string) map[string]string {
+	t.Helper()
+	pods, err := e.kube.CoreV1().Pods("kube-system").List(t.Context(), metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		server := net.JoinHostPort(p.Status.PodIP, "53")
+		// The Go resolver speaks DNS over TCP on a connection that is not a PacketConn.
+		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return e.c.DialRouter(ctx, server)
+		}}
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		addrs, err := r.LookupHost(ctx, host+".")
+		cancel()
+		if err != nil {
+			got[p.Name] = err.Error()
+			continue
+		}
+		slices.Sort(addrs)
+		got[p.Name] = strings.Join(addrs, ",")
+	}
+	return got
+}
+
+// waitCoreDNS waits until at least one CoreDNS Pod runs and every running one answers host
+// with want.
+func (e *clusterEnv) waitCoreDNS(t *testing.T, what, host, want string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, what, timeout, func() (bool, string) {
+		got := e.corednsAnswers(t, host)
+		for _, a := range got {
+			if a != want {
+				return false, fmt.Sprint(got)
+			}
+		}
+		return len(got) > 0, fmt.Sprint(got)
+	})
+}
+
 // testDNSSteering: a load balancer that publishes only a hostname (no address for kube-proxy
 // to intercept) and keeps the client's address loops for a client on the backend's node;
 // loopguard's remedy is dns-steering, which `apply --coredns edit` carries out in CoreDNS's
@@ -125,6 +176,7 @@ func (e *clusterEnv) testDNSSteering(t *testing.T) {
 
 	// Before: the name resolves to the LB, which sends the connection back to the client's own
 	// node with the client's address: the loop.
+	e.waitCoreDNS(t, "every CoreDNS replica answers "+host+" with the LB's "+vip, host, vip, 30*time.Second)
 	before := e.syns(t, vip)
 	attempts, _ := e.dialFrom(t, ns, backendNode, host+":80", 2)
 	for _, a := range attempts {
@@ -155,13 +207,15 @@ func (e *clusterEnv) testDNSSteering(t *testing.T) {
 
 	// After: once kubelet has refreshed the ConfigMap volume and CoreDNS's reload plugin read it
 	// (up to about a minute with kubeadm's `reload`), the name answers the Service's ClusterIP.
+	// Every replica must have reloaded: the Pod's queries go to either.
+	svcNow, err := e.kube.CoreV1().Services(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	eventually(t, "a Pod on the backend's node resolving "+host+" reaches the Service", 180*time.Second, func() (bool, string) {
-		syns := e.syns(t, vip)
-		a, _ := e.dialFrom(t, ns, backendNode, host+":80", 1)
-		return a[0].Outcome == "ok" && e.syns(t, vip) == syns, fmt.Sprintf("%+v", a[0])
-	})
-	t.Logf("steering took effect %s after the edit", time.Since(start).Round(time.Second))
+	e.waitCoreDNS(t, "every CoreDNS replica answers "+host+" with the Service's ClusterIP "+svcNow.Spec.ClusterIP,
+		host, svcNow.Spec.ClusterIP, 180*time.Second)
+	t.Logf("steering took effect in every CoreDNS replica %s after the edit", time.Since(start).Round(time.Second))
 	syns := e.syns(t, vip)
 	attempts, clientIP := e.dialFrom(t, ns, backendNode, host+":80", 3)
 	for _, a := range attempts {
@@ -183,6 +237,7 @@ func (e *clusterEnv) testDNSSteering(t *testing.T) {
 	if got, _ := e.corefile(t); got != original {
 		t.Errorf("take-back did not restore the Corefile:\n%s\nwant:\n%s", got, original)
 	}
+	e.waitCoreDNS(t, "after take-back, every CoreDNS replica answers "+host+" with the LB's "+vip, host, vip, 180*time.Second)
 	if rep, code, out := e.apply(t, "--object", "Service/"+ns+"/web", "--coredns", "take-back"); code != 0 || rep.Plans[0].Status != "up-to-date" {
 		t.Errorf("a second take-back: exit %d, want 0 and up-to-date:\n%s", code, out)
 	}
