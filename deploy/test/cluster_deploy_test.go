@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loopguard/loopguard/adapters/controller"
+	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/internal/cluster/machinelb"
 )
 
@@ -231,6 +233,26 @@ func loopguardEvents(t *testing.T, kube kubernetes.Interface, ns string) map[str
 	return n
 }
 
+// loopguardReporters counts loopguard's Events per Service of ns and per reporting instance.
+func loopguardReporters(t *testing.T, kube kubernetes.Interface, ns string) map[string]map[string]int {
+	t.Helper()
+	evs, err := kube.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]map[string]int{}
+	for _, ev := range evs.Items {
+		if ev.ReportingController != core.FieldManager || ev.Regarding.Kind != "Service" {
+			continue
+		}
+		if n[ev.Regarding.Name] == nil {
+			n[ev.Regarding.Name] = map[string]int{}
+		}
+		n[ev.Regarding.Name][ev.ReportingInstance] += occurrences(&ev)
+	}
+	return n
+}
+
 func occurrences(ev *eventsv1.Event) int {
 	if ev.Series != nil && ev.Series.Count > 1 {
 		return int(ev.Series.Count)
@@ -238,10 +260,12 @@ func occurrences(ev *eventsv1.Event) int {
 	return 1
 }
 
-// failover: a burst of Services, the leader Pod deleted as soon as they are created; the other
-// replica takes the Lease and converges. A watch on the Services records every change of
-// loopguard's condition: each Service ends with one, no change repeats the verdict before it
-// (a write the new leader made again), and each new verdict has exactly one Event.
+// failover: a burst of Services, the leader Pod deleted as soon as it has judged the first of
+// them, a second burst while the Lease changes hands; the other replica takes the Lease and
+// converges. A watch on the Services records every change of loopguard's condition: each
+// Service ends with its verdict, no change repeats the verdict before it (a write the new
+// leader made again), no verdict is announced twice, and a Service created after the failover
+// is judged and announced by the new leader.
 func (e *clusterEnv) failover(t *testing.T) {
 	ctx := t.Context()
 	const ns, count = "failover", 20
@@ -257,6 +281,8 @@ func (e *clusterEnv) failover(t *testing.T) {
 	var mu sync.Mutex
 	history := map[string][]verdict{}
 	repeats := map[string]int{}
+	firstVerdict := make(chan struct{})
+	var once sync.Once
 	go func() {
 		for ev := range w.ResultChan() {
 			svc, ok := ev.Object.(*corev1.Service)
@@ -272,6 +298,7 @@ func (e *clusterEnv) failover(t *testing.T) {
 			h := history[svc.Name]
 			if len(h) == 0 || h[len(h)-1] != v {
 				history[svc.Name] = append(h, v)
+				once.Do(func() { close(firstVerdict) })
 			} else if ev.Type == watch.Modified {
 				// The object changed, and loopguard's condition says the same: only a write
 				// that changed another field (the CCM's status) or the condition's
@@ -294,24 +321,52 @@ func (e *clusterEnv) failover(t *testing.T) {
 	if first == "" {
 		t.Fatal("no leader holds the Lease")
 	}
-	for i := range count {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("svc-%02d", i), Annotations: private(map[string]string{
-				machinelb.AnnotationForwarding: string(machinelb.DNAT), machinelb.AnnotationIPMode: "Proxy", "loopguard.io/lb-source-nat": "false"})},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
-				Selector: map[string]string{"app": "none"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-		}
-		if _, err := e.kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
+	var created atomic.Int32
+	create := func(from, to int) {
+		for i := from; i < to; i++ {
+			svc := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("svc-%02d", i), Annotations: private(map[string]string{
+					machinelb.AnnotationForwarding: string(machinelb.DNAT), machinelb.AnnotationIPMode: "Proxy", "loopguard.io/lb-source-nat": "false"})},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+					Selector: map[string]string{"app": "none"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+			}
+			if _, err := e.kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			created.Add(1)
 		}
 	}
-	mu.Lock()
-	done := len(history)
-	mu.Unlock()
-	if err := e.kube.CoreV1().Pods(namespace).Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	// The leader Pod is deleted the moment the watch sees its first verdict, while the burst is
+	// still being created: the rest is in its queue, in flight, or not yet created.
+	type deletion struct {
+		created, judged int
+		err             error
 	}
-	t.Logf("deleted the leader %s with %d of %d Services judged", first, done, count)
+	deleted := make(chan deletion, 1)
+	go func() {
+		select {
+		case <-firstVerdict:
+		case <-ctx.Done():
+			deleted <- deletion{err: ctx.Err()}
+			return
+		}
+		err := e.kube.CoreV1().Pods(namespace).Delete(ctx, first, metav1.DeleteOptions{})
+		mu.Lock()
+		judged := len(history)
+		mu.Unlock()
+		deleted <- deletion{int(created.Load()), judged, err}
+	}()
+	create(0, count)
+	var d deletion
+	select {
+	case d = <-deleted:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the leader %s judged none of %d Services within 60s", first, count)
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	t.Logf("deleted the leader %s mid-reconcile: %d of %d Services created, %d judged", first, d.created, count, d.judged)
 	eventually(t, "another replica leads", 90*time.Second, func() (bool, string) {
 		l := leader()
 		return l != "" && l != first, "leader " + l
@@ -340,6 +395,18 @@ func (e *clusterEnv) failover(t *testing.T) {
 		return len(history["sentinel"]) > 0, ""
 	})
 	events := loopguardEvents(t, e.kube, ns)
+	// Which replica announced what (client-go's reportingInstance: the controller's name and
+	// the Pod's hostname, its name): the Service created after the failover is the new leader's.
+	second := leader()
+	byReplica := map[string]int{}
+	for name, by := range loopguardReporters(t, e.kube, ns) {
+		for inst, n := range by {
+			if name == "sentinel" && inst != core.FieldManager+"-"+second {
+				t.Errorf("sentinel: %d Events from %s, want every one from the new leader %s", n, inst, second)
+			}
+			byReplica[strings.TrimPrefix(inst, core.FieldManager+"-")] += n
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	var names []string
@@ -382,7 +449,8 @@ func (e *clusterEnv) failover(t *testing.T) {
 			t.Errorf("%s: condition %+v, want at risk", s.Name, c)
 		}
 	}
-	t.Logf("failover: %d Services, verdict changes %v, condition-unchanged updates %v, Events %v (%d undelivered)", count, lens(history), repeats, events, lost)
+	t.Logf("failover: %d Services, verdict changes %v, condition-unchanged updates %v, Events %v (%d undelivered), Events by replica %v",
+		count, lens(history), repeats, events, lost, byReplica)
 }
 
 func lens[T any](m map[string][]T) map[string]int {
