@@ -164,7 +164,7 @@ func inCgroups(tag string) []int {
 	all, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range all {
 		cg, err := os.ReadFile(filepath.Join(p, "cgroup"))
-		if err != nil || !bytes.Contains(cg, []byte("/"+tag+"/")) {
+		if err != nil || !inTree(cg, tag) {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
@@ -172,6 +172,18 @@ func inCgroups(tag string) []int {
 		}
 	}
 	return pids
+}
+
+// inTree says whether a /proc/PID/cgroup (hierarchy-ID:controllers:path lines) places the
+// process in the cgroup tag or below it, in any hierarchy.
+func inTree(procCgroup []byte, tag string) bool {
+	for _, line := range bytes.Split(procCgroup, []byte("\n")) {
+		f := bytes.SplitN(line, []byte(":"), 3)
+		if len(f) == 3 && bytes.Contains(append(f[2], '/'), []byte("/"+tag+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // mountsFrom lists mounts whose source is tag (the nodes' private tmpfs mounts), in any mount
