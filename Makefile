@@ -168,12 +168,12 @@ cluster-down:
 	bin/cluster-tool down -name $(CLUSTER)
 
 ## cluster-test: deploy/test's TestCluster: a cluster of its own, the CCM, kube-proxy, verify,
-## CoreDNS steering and deploy/ as Pods, then teardown (about 5 min warm; root); .ci/run runs it
+## CoreDNS steering and deploy/ as Pods, then teardown (about 3 min warm; root); .ci/run runs it
 ## beside its other steps with LOOPGUARD_CLUSTER_REQUIRED=1, so a machine that cannot run it fails
 cluster-test:
 	$(GO) build -o $(TESTSUMMARY) ./hack/testsummary
 	export LOOPGUARD_CLUSTER_ASSETS="$$(hack/cluster-assets.sh)" && \
-		cd deploy/test && GOWORK=off $(GO) test -json -count=1 -timeout 30m $(TESTFLAGS) -run '^TestCluster$$' . | ../../$(TESTSUMMARY)
+		cd deploy/test && GOWORK=off $(GO) test -json -count=1 -timeout 30m $(TESTFLAGS) -run '^TestCluster$$' . | $(abspath $(TESTSUMMARY))
 
 ## update: rewrite the CLI's golden files and docs/reasons.md after an intended change
 update:
