@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -87,22 +88,74 @@ func (e *clusterEnv) lbAddress(t *testing.T, host string) string {
 	return addr
 }
 
-// corednsAnswers asks every running CoreDNS Pod, from the router namespace over TCP, for the
-// addresses of host, keyed by Pod name. The cluster DNS Service picks a replica per query, and
-// each replica's reload plugin reads the Corefile on its own clock (after kubelet refreshed its
-// ConfigMap volume), so a change has taken effect only once every replica answers with it.
-func (e *clusterEnv) corednsAnswers(t *testing.T, host string) map[string]string {
+// corednsServers are the DNS servers a Pod's query can reach, keyed by a name for messages:
+// every running CoreDNS Pod and every address the cluster DNS Service's EndpointSlices list
+// (ready or still serving, so a terminating replica kube-proxy still sends to counts too).
+// complete is false, with why, while fewer CoreDNS Pods run than the Deployment asks for: a
+// replica that has not started yet would read the Corefile after the check.
+func (e *clusterEnv) corednsServers(t *testing.T) (servers map[string]string, complete bool, why string) {
 	t.Helper()
-	pods, err := e.kube.CoreV1().Pods("kube-system").List(t.Context(), metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	ctx := t.Context()
+	d, err := e.kube.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	pods, err := e.kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := e.kube.DiscoveryV1().EndpointSlices("kube-system").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=kube-dns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers = map[string]string{}
+	byIP := map[string]bool{}
+	running := 0
 	for _, p := range pods.Items {
 		if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
 			continue
 		}
-		server := net.JoinHostPort(p.Status.PodIP, "53")
+		running++
+		servers["Pod "+p.Name] = p.Status.PodIP
+		byIP[p.Status.PodIP] = true
+	}
+	for _, s := range eps.Items {
+		for _, ep := range s.Endpoints {
+			if !unsetOrTrue(ep.Conditions.Ready) && !unsetOrTrue(ep.Conditions.Serving) {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				if !byIP[a] {
+					servers["endpoint "+a] = a
+					byIP[a] = true
+				}
+			}
+		}
+	}
+	want := 1 // the API server's default for an unset spec.replicas
+	if d.Spec.Replicas != nil {
+		want = int(*d.Spec.Replicas)
+	}
+	if running < want {
+		return servers, false, fmt.Sprintf("%d of the Deployment's %d CoreDNS replicas run", running, want)
+	}
+	return servers, true, ""
+}
+
+// unsetOrTrue reads an EndpointConditions field as discovery.k8s.io/v1 says consumers must:
+// unset means true.
+func unsetOrTrue(b *bool) bool { return b == nil || *b }
+
+// corednsAnswers asks each of servers directly (from the router namespace, over TCP, with a
+// deadline per query) for the addresses of host. The cluster DNS Service picks a replica per
+// query, and each replica's reload plugin reads the Corefile on its own clock (after kubelet
+// refreshed its ConfigMap volume), so a change has taken effect only once every replica
+// answers with it.
+func (e *clusterEnv) corednsAnswers(t *testing.T, servers map[string]string, host string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for name, ip := range servers {
+		server := net.JoinHostPort(ip, "53")
 		// The Go resolver speaks DNS over TCP on a connection that is not a PacketConn.
 		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return e.c.DialRouter(ctx, server)
@@ -111,21 +164,26 @@ func (e *clusterEnv) corednsAnswers(t *testing.T, host string) map[string]string
 		addrs, err := r.LookupHost(ctx, host+".")
 		cancel()
 		if err != nil {
-			got[p.Name] = err.Error()
+			got[name] = err.Error()
 			continue
 		}
 		slices.Sort(addrs)
-		got[p.Name] = strings.Join(addrs, ",")
+		got[name] = strings.Join(addrs, ",")
 	}
 	return got
 }
 
-// waitCoreDNS waits until at least one CoreDNS Pod runs and every running one answers host
-// with want.
+// waitCoreDNS waits, up to timeout, until as many CoreDNS Pods run as the Deployment asks for
+// and every one of them, and every other address the cluster DNS Service sends queries to,
+// answers host with want (and nothing else).
 func (e *clusterEnv) waitCoreDNS(t *testing.T, what, host, want string, timeout time.Duration) {
 	t.Helper()
 	eventually(t, what, timeout, func() (bool, string) {
-		got := e.corednsAnswers(t, host)
+		servers, complete, why := e.corednsServers(t)
+		if !complete {
+			return false, why
+		}
+		got := e.corednsAnswers(t, servers, host)
 		for _, a := range got {
 			if a != want {
 				return false, fmt.Sprint(got)
