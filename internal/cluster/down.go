@@ -70,11 +70,10 @@ func (c *Cluster) Down() error {
 	return errors.Join(errs...)
 }
 
-// mountsUnder lists the mount points at or below dir in any mount namespace on the machine:
-// every process's mountinfo is read, one process per mount namespace.
-func mountsUnder(dir string) []string {
+// eachMount calls fn with every line of /proc/<pid>/mountinfo in every mount namespace on the
+// machine (one process per namespace), with the namespace and the pid read.
+func eachMount(fn func(line, ns, pid string)) {
 	seen := map[string]bool{}
-	var found []string
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
 		ns, err := os.Readlink(filepath.Join(p, "ns", "mnt"))
@@ -88,16 +87,23 @@ func mountsUnder(dir string) []string {
 		}
 		s := bufio.NewScanner(bytes.NewReader(b))
 		for s.Scan() {
-			f := strings.Fields(s.Text())
-			if len(f) < 5 {
-				continue
-			}
-			mp := unescapeMount(f[4])
-			if mp == dir || strings.HasPrefix(mp, dir+"/") {
-				found = append(found, fmt.Sprintf("%s (mount namespace %s, seen by pid %s)", mp, ns, filepath.Base(p)))
-			}
+			fn(s.Text(), ns, filepath.Base(p))
 		}
 	}
+}
+
+// mountsUnder lists the mount points at or below dir in any mount namespace on the machine.
+func mountsUnder(dir string) []string {
+	var found []string
+	eachMount(func(line, ns, pid string) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			return
+		}
+		if mp := unescapeMount(f[4]); mp == dir || strings.HasPrefix(mp, dir+"/") {
+			found = append(found, fmt.Sprintf("%s (mount namespace %s, seen by pid %s)", mp, ns, pid))
+		}
+	})
 	return found
 }
 
@@ -189,26 +195,15 @@ func inTree(procCgroup []byte, tag string) bool {
 // mountsFrom lists mounts whose source is tag (the nodes' private tmpfs mounts), in any mount
 // namespace.
 func mountsFrom(tag string) []string {
-	seen := map[string]bool{}
 	var found []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		ns, err := os.Readlink(filepath.Join(p, "ns", "mnt"))
-		if err != nil || seen[ns] {
-			continue
-		}
-		seen[ns] = true
-		b, err := os.ReadFile(filepath.Join(p, "mountinfo"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			_, post, ok := strings.Cut(line, " - ")
-			if f := strings.Fields(post); ok && len(f) >= 2 && f[1] == tag {
-				found = append(found, fmt.Sprintf("%s (mount namespace %s)", strings.Fields(line)[4], ns))
+	eachMount(func(line, ns, _ string) {
+		_, post, ok := strings.Cut(line, " - ")
+		if f := strings.Fields(post); ok && len(f) >= 2 && f[1] == tag {
+			if pre := strings.Fields(line); len(pre) >= 5 {
+				found = append(found, fmt.Sprintf("%s (mount namespace %s)", pre[4], ns))
 			}
 		}
-	}
+	})
 	return found
 }
 
