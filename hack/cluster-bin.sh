@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster-bin.sh builds one part of the real cluster that hack/cluster.sh brings up, from the
+# cluster-bin.sh builds one part of the real cluster that hack/cluster brings up, from the
 # Go module proxy, and caches it under ~/.cache/loopguard/<part>/<version>-<go version> (the
 # cache and the throwaway modules are hack/lib/binary-cache.sh's). It prints the folder holding
 # the binaries as the last line of stdout:

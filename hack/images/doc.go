@@ -1,4 +1,4 @@
-// Command images is for the real cluster hack/cluster.sh brings up (internal/cluster): it
+// Command images is for the real cluster hack/cluster brings up (internal/cluster): it
 // writes container images without docker, one docker-archive tarball that
 // `ctr -n k8s.io images import` loads into every node's containerd.
 //

@@ -1,4 +1,4 @@
-// Command ccm is the cloud-controller-manager of the cluster hack/cluster.sh brings up, built
+// Command ccm is the cloud-controller-manager of the cluster hack/cluster brings up, built
 // as a fork builds one: the upstream k8s.io/cloud-provider/app command, its cloud registered
 // under a name (machine: internal/cluster/machinelb, whose load balancers are real and on this
 // machine), wrapped by loopguard's decorator (adapters/cloudprovider.Wrap) with the plain

@@ -1,4 +1,4 @@
-// Command backend is the test server of the cluster hack/cluster.sh brings up: it answers every
+// Command backend is the test server of the cluster hack/cluster brings up: it answers every
 // HTTP request with one line naming the TCP peer it saw and, on its PROXY-protocol port, the
 // client the header named, so a test or `loopguard verify` can tell which path a connection
 // took. On that port a connection without a PROXY header (v1 or v2) is closed unanswered, as
