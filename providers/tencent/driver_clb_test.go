@@ -1,8 +1,11 @@
 package tencent_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -254,7 +257,14 @@ var (
 // TestDirectRealBusyLB: another client's write keeps the CLB busy (its task runs); the driver's
 // write meets the real ResourceInOperating and goes through once the task is done.
 func TestDirectRealBusyLB(t *testing.T) {
-	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 80 * time.Millisecond}, nil, tencent.CapL4SNAT)
+	// The other write's task runs until the driver has met the busy CLB once (a manual clock
+	// the transport steps), so a slow machine cannot let the driver arrive after it.
+	clock := clbtest.NewManualClock(time.Now())
+	s := newDirect(t, &clbtest.Options{Now: clock.Now, Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: time.Minute}, nil, tencent.CapL4SNAT)
+	s.cloud.client.WithHttpTransport(&onBusy{next: http.DefaultTransport, busy: func() {
+		clock.Advance(time.Minute + time.Second)
+		s.cloud.srv.SetTaskDuration(0)
+	}})
 	other := clb.NewModifyListenerRequest()
 	other.LoadBalancerId = common.StringPtr(lbID)
 	other.ListenerId = common.StringPtr(listenerID("TCP/443"))
@@ -277,11 +287,28 @@ func TestDirectRealBusyLB(t *testing.T) {
 // accepted it (the connection dropped) is not made again: the driver reads the listener before
 // it retries, and a write that took is done, also when its task still runs at the first look
 // and the retry meets the busy CLB.
+//
+// The still-running case is deterministic: the server's clock is manual, so the lost write's
+// task runs until the client has been refused as busy once (the transport steps the clock
+// before the driver sees that answer). With real time, a task that ends between the retry's
+// read and its write lets that write through, which is the race the server cannot rule out
+// either, and no longer what this test is about.
 func TestDirectLostAnswerNotRepeated(t *testing.T) {
-	for name, task := range map[string]time.Duration{"task done at once": 0, "task still running": 40 * time.Millisecond} {
+	for name, running := range map[string]bool{"task done at once": false, "task still running": true} {
 		t.Run(name, func(t *testing.T) {
-			s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: task},
-				&tencent.DriverOptions{TaskPollInterval: 5 * time.Millisecond, Backoff: tencent.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 2 * time.Second}}, tencent.CapL4SNAT)
+			clock := clbtest.NewManualClock(time.Now())
+			opts := &clbtest.Options{Now: clock.Now, Allowlist: []clbtest.Capability{clbtest.L4SNAT}}
+			if running {
+				opts.TaskDuration = time.Minute
+			}
+			s := newDirect(t, opts, &tencent.DriverOptions{TaskPollInterval: 5 * time.Millisecond,
+				Backoff: tencent.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 2 * time.Second}}, tencent.CapL4SNAT)
+			// The driver holds this client: its transport sees every answer first.
+			s.cloud.client.WithHttpTransport(&onBusy{next: http.DefaultTransport, busy: func() {
+				// The lost write's task ends, and the writes after it complete at once.
+				clock.Advance(time.Minute + time.Second)
+				s.cloud.srv.SetTaskDuration(0)
+			}})
 			s.cloud.srv.InjectFault("ModifyListener", 1, clbtest.DropFault())
 			out, err := s.reconcile(t)
 			if err != nil {
@@ -294,6 +321,9 @@ func TestDirectLostAnswerNotRepeated(t *testing.T) {
 			if len(writes) != 2 || !writes[0].Dropped {
 				t.Errorf("%d writes (%+v), want one per listener, the first one's answer dropped", len(writes), writes)
 			}
+			if met := slices.Contains(s.cloud.actions(), "ModifyListener:"+clbtest.CodeResourceInOperating); met != running {
+				t.Errorf("calls %v: met the busy CLB %v, want %v", s.cloud.actions(), met, running)
+			}
 			if !s.cloud.listener(t, "TCP/80").SnatEnable || !s.cloud.listener(t, "UDP/53").SnatEnable {
 				t.Error("SNAT not on")
 			}
@@ -301,10 +331,38 @@ func TestDirectLostAnswerNotRepeated(t *testing.T) {
 	}
 }
 
+// onBusy is a client transport that calls busy once, when the first answer refusing a write as
+// busy (ResourceInOperating) arrives, before the SDK reads that answer.
+type onBusy struct {
+	next http.RoundTripper
+	busy func()
+	once sync.Once
+}
+
+func (o *onBusy) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := o.next.RoundTrip(r)
+	if err != nil || r.Header.Get("X-TC-Action") != "ModifyListener" {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, []byte(clbtest.CodeResourceInOperating)) {
+		o.once.Do(o.busy)
+	}
+	return resp, nil
+}
+
 // TestDirectTaskTimeout: a task still running after TaskTimeout is a RetryError; the next run
 // converges without writing twice.
 func TestDirectTaskTimeout(t *testing.T) {
-	s := newDirect(t, &clbtest.Options{Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: 300 * time.Millisecond},
+	// The server's clock is manual: the task runs until the test moves it, however slow the
+	// machine.
+	clock := clbtest.NewManualClock(time.Now())
+	s := newDirect(t, &clbtest.Options{Now: clock.Now, Allowlist: []clbtest.Capability{clbtest.L4SNAT}, TaskDuration: time.Minute},
 		&tencent.DriverOptions{}, tencent.CapL4SNAT)
 	s.drv = newDriver(t, &tencent.DriverOptions{Mode: tencent.ModeDirect, CLB: s.cloud.client, TaskPollInterval: 5 * time.Millisecond, TaskTimeout: 30 * time.Millisecond,
 		Backoff: tencent.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Budget: 50 * time.Millisecond}})
@@ -313,7 +371,7 @@ func TestDirectTaskTimeout(t *testing.T) {
 	if !errors.Is(err, core.ErrRetryLater) {
 		t.Fatalf("error %v, want a RetryError for the running task", err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	clock.Advance(time.Minute + time.Second)
 	s.cloud.srv.SetTaskDuration(0)
 	if _, err := s.reconcile(t); err != nil {
 		t.Fatal(err)
