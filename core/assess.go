@@ -196,13 +196,13 @@ var (
 // Assess applies the dataplane physics to one exposure. It is pure and cheap: it allocates
 // only the Reasons slice (and the hairpin verdict when hairpin facts are given).
 func Assess(e *Exposure) Assessment {
+	needs := e.dependence()
 	a := Assessment{
 		Object:    e.Object,
 		Layer:     e.Layer,
 		Protocols: e.Protocols,
-		Reasons:   make([]Reason, 0, len(e.Reasons)+5),
+		Reasons:   make([]Reason, 0, len(e.Reasons)+reasonsAdded(e, needs)),
 	}
-	needs := e.dependence()
 	a.NeedsLB = needs.Any()
 	a.NeedsClientAddress = needs.ClientAddress
 	a.Reasons = append(a.Reasons, e.Reasons...)
@@ -278,6 +278,61 @@ func Assess(e *Exposure) Assessment {
 	// For an unknown verdict the symptom says what clients would see if they loop.
 	a.Symptom = symptom(e.Layer, worst, &a)
 	return a
+}
+
+// reasonsAdded is how many reasons Assess adds to the dialect's for e, at most: the Reasons
+// slice is sized once for them. A Reason is four strings (64 bytes), and most exposures take a
+// short path (no loop: one reason), so a fixed margin would allocate several times what they
+// use; TestReasonsAddedBoundsAssess checks that Assess never grows the slice.
+func reasonsAdded(e *Exposure, needs LBDependence) int {
+	if bridgeBreaksNodeDNAT(e) {
+		return 3 // bridge netfilter off, placement unknown, symptom
+	}
+	if e.Access == AccessServiceName || e.Scope == Public {
+		return 1
+	}
+	if e.Intercept == Yes {
+		if needs.Any() == Yes {
+			return 4 // intercepted, and each thing the backends need from the LB
+		}
+		return 1
+	}
+	n := 0
+	if e.Intercept == No {
+		n++ // through the LB
+	}
+	masquerade := 0
+	if e.Intercept == No && e.Binding == NodePortCluster {
+		masquerade = 1 // the NodePort masquerade, where the source is known
+	}
+	if e.LBSourceNAT == Yes {
+		return n + masquerade + 1
+	}
+	if e.LBSourceNAT == No {
+		n += masquerade
+	}
+	// loopProbability: the binding, and placement, separation or declared clients.
+	n++
+	if e.Binding != BindingUnknown {
+		n++
+	}
+	if (e.Binding == NodePortLocal || e.Binding == DirectToPod) && e.Placement.Separated == Yes {
+		return n // separated: the verdict ends there
+	}
+	unknown := 0
+	if e.Scope == ScopeUnknown {
+		unknown++
+	}
+	if e.Intercept == Unknown {
+		unknown++
+	}
+	if e.LBSourceNAT == Unknown {
+		unknown++
+	}
+	if unknown == 0 {
+		n++ // the same-node loop
+	}
+	return n + unknown + 1 // and the symptom
 }
 
 // bypassed turns an intercepted exposure's verdict into the other failure: the connection

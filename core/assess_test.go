@@ -355,3 +355,48 @@ func TestFactJSON(t *testing.T) {
 		t.Error("a string is not a fact")
 	}
 }
+
+// TestReasonsAddedBoundsAssess: over every combination of the facts Assess branches on, the
+// Reasons slice Assess sizes up front is never grown (its capacity is what reasonsAdded said)
+// and never more than one reason larger than what it holds.
+func TestReasonsAddedBoundsAssess(t *testing.T) {
+	facts := []Fact{Unknown, Yes, No}
+	placements := []Placement{
+		{},
+		{NodesBehindLB: 3, LBNodes: []string{"n1", "n2", "n3"}, Backends: []NodeBackends{{"n1", 2}, {"n2", 1}}, ClientNodes: []string{"n2"}},
+		{NodesBehindLB: 1, Backends: []NodeBackends{{"n1", 1}}},
+		{NodesBehindLB: 2, Backends: []NodeBackends{{"n1", 1}}, ClientNodes: []string{"n9"}, LBNodes: []string{"n1"}, Separated: Yes},
+	}
+	hairpins := []*HairpinFacts{nil, {Dataplane: DataplaneKubeProxy, Attachment: AttachmentBridge, BridgeNetfilter: No}}
+	n := 0
+	for _, access := range []ClientAccess{AccessLBAddress, AccessServiceName} {
+		for _, scope := range []Scope{ScopeUnknown, Private, Public} {
+			for _, intercept := range facts {
+				for _, masq := range facts {
+					for _, snat := range facts {
+						for _, binding := range []Binding{BindingUnknown, NodePortCluster, NodePortLocal, DirectToPod} {
+							for _, pl := range placements {
+								for _, needs := range []LBDependence{{}, {ProxyHeader: Yes, TLS: Yes, L7Routing: Yes}, {ProxyHeader: No, TLS: No, L7Routing: No}} {
+									for _, layer := range []Layer{Layer4, Layer7} {
+										for _, h := range hairpins {
+											e := &Exposure{Access: access, Scope: scope, Intercept: intercept, InterceptMasquerades: masq,
+												LBSourceNAT: snat, Binding: binding, Placement: pl, Needs: needs, Layer: layer,
+												Protocols: TCP, Hairpin: h, Reasons: []Reason{{Code: "dialect"}}}
+											a := Assess(e)
+											want := len(e.Reasons) + reasonsAdded(e, e.dependence())
+											if cap(a.Reasons) != want || len(a.Reasons) < want-1 {
+												t.Fatalf("%+v: %d reasons in a slice of %d, reasonsAdded says %d", e, len(a.Reasons), cap(a.Reasons), want)
+											}
+											n++
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d exposures", n)
+}
