@@ -177,22 +177,31 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 	}
 	ov.Apply(&e)
 
-	offers := []core.Offer{
-		interceptOffer(&e, &st, dp, rd.vipHint),
-		nodeSeparationOffer(svc, &e, &st, dp),
-		dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames),
+	var fixes []cloudFix
+	if det.unit != nil {
+		v.e, v.st, v.dp = &e, &st, dp
+		fixes = det.unit.fixes(v)
 	}
+	// Sized once: an Offer is about 300 bytes, and growing the slice for the cloud's fixes
+	// and the through-LB offer copied every offer again.
+	// The other direction: an intercepted address whose backends need the LB.
+	throughLB := e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes)
+	n := 3 + len(fixes)
+	if throughLB {
+		n++
+	}
+	offers := make([]core.Offer, 3, n)
+	offers[0] = interceptOffer(&e, &st, dp, rd.vipHint)
+	offers[1] = nodeSeparationOffer(svc, &e, &st, dp)
+	offers[2] = dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames)
 	offers[1].ID, offers[2].ID = offerSeparation, offerDNS
 	// The cloud's own fixes come before the generic ones a CCM fork carries out, so a tie in
 	// Decide's ranking goes to what the user can apply.
-	if det.unit != nil {
-		v.e, v.st, v.dp = &e, &st, dp
-		for _, f := range det.unit.fixes(v) {
-			offers = append(offers, f.offer)
-		}
+	for _, f := range fixes {
+		offers = append(offers, f.offer)
 	}
-	if e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes) {
-		// The other direction: an intercepted address whose backends need the LB. Publishing
+	if throughLB {
+		// Publishing
 		// ipMode Proxy is the controller's; where the cloud's controller never does it, the
 		// offer says so (the unit's facts), unless the host is the controller.
 		o := throughLBOffer(&e, &st, dp)
