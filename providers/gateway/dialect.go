@@ -458,6 +458,12 @@ func (d *Dialect) translateGateway(gw *gwv1.Gateway, c *core.Cluster) (*core.Res
 	}
 	e.Reasons = append(lead, e.Reasons...)
 	e.Notes = append([]core.Reason{ruleListeners.Because(listeners(v))}, e.Notes...)
+	// The offers name each edit where it sticks, as the Driver plans it: the implementation
+	// rewrites its generated Service from the Gateway, so an edit of that Service would be
+	// reverted (Driver.serviceResult gives the wrapped driver the Service's own offers).
+	for i := range t.Offers {
+		t.Offers[i].Changes, _ = place(v, t.Offers[i].Changes)
+	}
 	return t, nil
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,9 +77,11 @@ func (d *Driver) Plan(ctx context.Context, req *core.PlanRequest) (*core.Plan, e
 	}
 	inner := *req
 	inner.Object = withGatewayAnnotations(v.svc, v.gw)
-	res := *req.Result
-	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
-	inner.Result = &res
+	res, err := d.serviceResult(req, inner.Object, v)
+	if err != nil {
+		return nil, err
+	}
+	inner.Result = res
 	p, err := d.inner.Plan(ctx, &inner)
 	if err != nil {
 		return nil, err
@@ -113,9 +116,11 @@ func (d *Driver) PlanRemoval(ctx context.Context, req *core.PlanRequest) (*core.
 		inner.Reader = rendered{ClusterReader: req.Reader, v: v}
 	}
 	if req.Result != nil {
-		res := *req.Result
-		res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
-		inner.Result = &res
+		res, err := d.serviceResult(req, inner.Object, v)
+		if err != nil {
+			return nil, err
+		}
+		inner.Result = res
 	}
 	p, err := rem.PlanRemoval(ctx, &inner)
 	if err != nil {
@@ -224,25 +229,52 @@ func (d *Driver) viewFor(req *core.PlanRequest) (*view, bool, error) {
 	return v, true, nil
 }
 
+// serviceResult is req.Result as the wrapped driver plans it: on the Service, with the
+// Service's own offers. A Gateway's Result names its offers' edits where they stick
+// (translateGateway places them), so the offers are those of the Service translated again, as
+// translateGateway translated it (same object, same cluster, same offer IDs), and the Driver
+// then places what the wrapped driver plans, with the checks that wait for the implementation.
+func (d *Driver) serviceResult(req *core.PlanRequest, svc runtime.Object, v *view) (*core.Result, error) {
+	res := *req.Result
+	res.Exposure.Object = core.ObjectRef{Kind: "Service", Namespace: v.svc.Namespace, Name: v.svc.Name}
+	if IsGateway(req.Object) && !v.published {
+		t, err := d.dialect.inner.Translate(svc, req.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		res.Offers = t.Offers
+	}
+	return &res, nil
+}
+
 // rewrite moves every change the wrapped driver planned on the generated Service to where the
 // implementation copies it from.
 func (d *Driver) rewrite(v *view, p *core.Plan, obj core.ObjectRef) *core.Plan {
 	out := *p
 	out.Object = obj
-	out.Changes = nil
-	out.Checks = append([]core.Check(nil), p.Checks...)
-	for i := range p.Changes {
-		ch := p.Changes[i]
+	var checks []core.Check
+	out.Changes, checks = place(v, p.Changes)
+	out.Checks = append(append([]core.Check(nil), p.Checks...), checks...)
+	return &out
+}
+
+// place moves each change on the generated Service to where the implementation copies it
+// from (redirect), with the checks that wait for the copy; other changes stay as they are.
+// translateGateway places its offers' changes the same way, so that what a host reads from a
+// Gateway's offers is what the Driver plans.
+func place(v *view, changes []core.Change) (out []core.Change, checks []core.Check) {
+	for i := range changes {
+		ch := changes[i]
 		if v.published || ch.By != core.WriterCluster || ch.Object == nil || !isService(ch.Object, v.svc) {
-			out.Changes = append(out.Changes, ch)
+			out = append(out, ch)
 			continue
 		}
-		moved, user, checks := d.redirect(v, &ch)
-		out.Changes = appendMerged(out.Changes, moved)
-		out.Changes = append(out.Changes, user...)
-		out.Checks = append(out.Checks, checks...)
+		moved, user, c := redirect(v, &ch)
+		out = appendMerged(out, moved)
+		out = append(out, user...)
+		checks = append(checks, c...)
 	}
-	return &out
+	return out, checks
 }
 
 // appendMerged appends moved changes, folding one into an earlier server-side apply on the
@@ -253,7 +285,8 @@ func appendMerged(list, moved []core.Change) []core.Change {
 		merged := false
 		for i := range list {
 			if c := &list[i]; c.By == core.WriterCluster && c.Strategy == core.StrategyApply && c.Object != nil && *c.Object == *m.Object && !c.Create {
-				c.Edits = append(c.Edits, m.Edits...)
+				// Clipped: the earlier change's edits may share their array with an offer's.
+				c.Edits = append(slices.Clip(c.Edits), m.Edits...)
 				c.Field += ", " + m.Field
 				c.From += ", " + m.From
 				c.To += ", " + m.To
@@ -277,7 +310,7 @@ func isService(k *core.ObjectKey, svc *corev1.Service) bool {
 // EnvoyProxy whose envoyService sets the same key, since it is copied last), anything else
 // into a change for the user. Checks wait for the implementation to carry each value to the
 // Service.
-func (d *Driver) redirect(v *view, ch *core.Change) (moved, user []core.Change, checks []core.Check) {
+func redirect(v *view, ch *core.Change) (moved, user []core.Change, checks []core.Check) {
 	gwKey := KeyOf(v.gw)
 	svcKey := *ch.Object
 	byTarget := map[core.ObjectKey]*core.Change{}
