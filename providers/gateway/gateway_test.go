@@ -342,24 +342,6 @@ func TestPlanGoesThroughTheGateway(t *testing.T) {
 	if p.Object.Kind != "Gateway" {
 		t.Errorf("plan object %v, want the Gateway", p.Object)
 	}
-
-	// No offer of the Gateway's names the generated Service, which Envoy Gateway rewrites
-	// (TestGatewayOffersNameWhereEditsStick checks an offer with an edit).
-	tp, err := tencent.NewProvider(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := core.Evaluate(gateway.Wrap(tp, nil).Dialect(), find(t, objs, "Gateway", "shop", "web"), c, profile.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range r.Offers {
-		for _, oc := range o.Changes {
-			if oc.Object != nil && oc.Object.Kind == "Service" && oc.By == core.WriterCluster {
-				t.Errorf("offer %s edits Service %s/%s, which Envoy Gateway generates: %s", o.ID, oc.Object.Namespace, oc.Object.Name, oc.String())
-			}
-		}
-	}
 }
 
 // TestPlanGoesToEnvoyProxy: an EnvoyProxy whose envoyService sets the same annotation wins over
