@@ -36,9 +36,9 @@ func ServiceBase(provider string, svc *corev1.Service, c *core.Cluster, behindLB
 		return core.Exposure{}, Overrides{}, &core.KindError{Kind: core.ErrNotExposed, Object: ref, Msg: "type is " + typ + ", not LoadBalancer"}
 	}
 	ov, errs := ReadOverrides(svc)
-	// A dialect adds a few reasons (scope, configuration, interception): room for them up
-	// front instead of three growths per Service.
-	e := core.Exposure{Object: ref, Provider: provider, Layer: core.Layer4, Reasons: make([]core.Reason, 0, 4)}
+	// A dialect adds a few reasons (scope, configuration, interception, the cloud's default)
+	// and Apply one per declaration: room for them up front instead of a growth per Service.
+	e := core.Exposure{Object: ref, Provider: provider, Layer: core.Layer4, Reasons: make([]core.Reason, 0, 4+ov.declared())}
 	for i, p := range svc.Spec.Ports {
 		proto, err := ParseProtocol(string(p.Protocol))
 		if err != nil {
@@ -184,10 +184,12 @@ func ThroughLBOffer(e *core.Exposure, action string) core.Offer {
 // NodeSeparationOffer is the node-separation remedy for an exposure with the given backend
 // labels (a Service selector). It is unmet when no clients are declared.
 func NodeSeparationOffer(e *core.Exposure, backendLabels map[string]string) core.Offer {
-	action := "add a required podAntiAffinity (topologyKey kubernetes.io/hostname) to the client Pods against " + PodsLabelled(backendLabels)
+	// One concatenation: appending the second clause copied the first again.
+	etp := ""
 	if e.Binding == core.NodePortCluster {
-		action += "; set spec.externalTrafficPolicy: Local"
+		etp = "; set spec.externalTrafficPolicy: Local"
 	}
+	action := "add a required podAntiAffinity (topologyKey kubernetes.io/hostname) to the client Pods against " + PodsLabelled(backendLabels) + etp
 	o := core.Offer{
 		Remedy: core.NodeSeparation,
 		Path:   core.PathProxy,
@@ -314,6 +316,21 @@ func ReadOverrides(obj metav1.Object) (Overrides, field.ErrorList) {
 		}
 	}
 	return o, errs
+}
+
+// declared is how many reasons Apply adds.
+func (o *Overrides) declared() int {
+	n := 0
+	if o.Scope != core.ScopeUnknown {
+		n++
+	}
+	if o.LBSourceNAT != core.Unknown {
+		n++
+	}
+	if o.Needs != nil {
+		n++
+	}
+	return n
 }
 
 // Apply writes the declared facts over a dialect's, with a reason for each.

@@ -114,7 +114,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 	if !obviouslyValid(ingress) {
 		statusErrs = ValidateIngressStatus(IngressStatusPath(), ingress)
 	}
-	e, ov, err := dialect.ServiceBase(Name, svc, c, d.opts.BehindLB)
+	base, ov, err := dialect.ServiceBase(Name, svc, c, d.opts.BehindLB)
 	if err != nil {
 		var ie *core.InvalidError
 		if len(statusErrs) > 0 && errors.As(err, &ie) {
@@ -124,12 +124,27 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 		return nil, err
 	}
 	if len(statusErrs) > 0 {
-		return nil, dialect.Invalid(e.Object, statusErrs)
+		return nil, dialect.Invalid(base.Object, statusErrs)
 	}
+	// The Result is made here and the exposure built in it: a cloud unit keeps a pointer to
+	// the exposure, which would otherwise move it to the heap and cost a second copy.
+	r := &core.Result{Exposure: base}
+	e := &r.Exposure
 
+	// Which units read the Service (units.go): every unit whose annotations it carries, and
+	// the unit of the cloud it is on. The status facts live in the units' view when there is
+	// one (a unit keeps a pointer to them), else on the stack.
+	det := detectCloud(svc, c)
+	var v *cloudView
+	var own statusFacts
+	st := &own
+	if det.unit != nil || det.annotated != 0 {
+		v = &cloudView{svc: svc, c: c, protos: e.Protocols, ownsStatus: d.opts.OwnsStatus}
+		st = &v.st
+	}
+	*st = statusOf(ingress)
 	dp := d.dataplane(&c.Profile)
-	st := statusOf(ingress)
-	e.Intercept = intercept(&st, dp, &e)
+	e.Intercept = intercept(st, dp, e)
 	// dialect.ServiceBase sets InterceptMasquerades from the proxy mode and the traffic policy;
 	// say why when it matters, that is when the traffic is intercepted.
 	if e.Intercept == core.Yes && e.InterceptMasquerades == core.Yes {
@@ -140,14 +155,9 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 	}
 
 	if ov.Scope == core.ScopeUnknown {
-		d.scopeOf(svc, &e)
+		d.scopeOf(svc, e)
 	}
-	// The clouds' units read the Service (units.go): every unit whose annotations it carries,
-	// and the unit of the cloud it is on.
-	det := detectCloud(svc, c)
-	var v *cloudView
-	if det.unit != nil || det.annotated != 0 {
-		v = &cloudView{svc: svc, c: c, protos: e.Protocols, ownsStatus: d.opts.OwnsStatus}
+	if v != nil {
 		readClouds(v, &det)
 		if det.unit != nil {
 			e.Notes = append(e.Notes, ruleCloudDetected.Because(v.f.name+", from "+det.why))
@@ -164,22 +174,22 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 		snat = rd.defaults
 	}
 	if ov.LBSourceNAT == core.Unknown || len(snat) > 0 {
-		applySourceNAT(&e, snat, rd.unseen)
+		applySourceNAT(e, snat, rd.unseen)
 	}
 	header := rd.header
 	if f, ok := ingressNginxProxy(svc, c); ok {
 		header = append(header, f)
 	}
-	applyProxyHeader(&e, header)
+	applyProxyHeader(e, header)
 	if len(rd.tls) > 0 {
 		e.Needs.TLS = core.Yes
 		e.Reasons = append(e.Reasons, rd.tls...)
 	}
-	ov.Apply(&e)
+	ov.Apply(e)
 
 	var fixes []cloudFix
 	if det.unit != nil {
-		v.e, v.st, v.dp = &e, &st, dp
+		v.e, v.dp = e, dp
 		fixes = det.unit.fixes(v)
 	}
 	// Sized once: an Offer is about 300 bytes, and growing the slice for the cloud's fixes
@@ -191,9 +201,9 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 		n++
 	}
 	offers := make([]core.Offer, 3, n)
-	offers[0] = interceptOffer(&e, &st, dp, rd.vipHint)
-	offers[1] = nodeSeparationOffer(svc, &e, &st, dp)
-	offers[2] = dialect.DNSSteeringOffer(&e, svc.Namespace, svc.Name, st.hostnames)
+	offers[0] = interceptOffer(e, st, dp, rd.vipHint)
+	offers[1] = nodeSeparationOffer(svc, e, st, dp)
+	offers[2] = dialect.DNSSteeringOffer(e, svc.Namespace, svc.Name, st.hostnames)
 	offers[1].ID, offers[2].ID = offerSeparation, offerDNS
 	// The cloud's own fixes come before the generic ones a CCM fork carries out, so a tie in
 	// Decide's ranking goes to what the user can apply.
@@ -204,14 +214,15 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 		// Publishing
 		// ipMode Proxy is the controller's; where the cloud's controller never does it, the
 		// offer says so (the unit's facts), unless the host is the controller.
-		o := throughLBOffer(&e, &st, dp)
+		o := throughLBOffer(e, st, dp)
 		o.Unmet = append(o.Unmet, rd.throughLBUnmet...)
 		if !d.opts.OwnsStatus && det.unit != nil {
 			ccmIPModeLimits(&o, v)
 		}
 		offers = append(offers, o)
 	}
-	return &core.Result{Exposure: e, Offers: offers}, nil
+	r.Offers = offers
+	return r, nil
 }
 
 // interceptOffer is "publish ipMode VIP". Only the owner of the status can carry it out: the
@@ -232,21 +243,22 @@ func interceptOffer(e *core.Exposure, st *statusFacts, dp *dataplane, hint strin
 	case core.Unknown:
 		o.Costs.ClientIP = core.ClientIPUnknown
 	}
-	var b strings.Builder
+	// Built in one concatenation (a Builder grew and copied twice per Service).
+	var what, ips string
 	switch {
 	case len(st.proxy) > 0:
-		b.WriteString("change status.loadBalancer.ingress[].ipMode from Proxy to VIP for " + strings.Join(st.proxy, ", "))
+		what, ips = "change status.loadBalancer.ingress[].ipMode from Proxy to VIP for ", strings.Join(st.proxy, ", ")
 	case len(st.vips)+len(st.defaulted) > 0:
-		b.WriteString("keep status.loadBalancer.ingress[].ipMode VIP for " + strings.Join(st.ips(), ", "))
+		what, ips = "keep status.loadBalancer.ingress[].ipMode VIP for ", strings.Join(st.ips(), ", ")
 	default:
-		b.WriteString("publish an ip with status.loadBalancer.ingress[].ipMode: VIP")
+		what = "publish an ip with status.loadBalancer.ingress[].ipMode: VIP"
 	}
-	b.WriteString(" (the status belongs to the cloud-controller-manager: a CCM fork publishes it through loopguard's adapters/cloudprovider)")
+	sep := ""
 	if hint != "" {
 		// The cloud's own knob for it (a unit's cloudReading.vipHint).
-		b.WriteString("; " + hint)
+		sep = "; "
 	}
-	o.Action = b.String()
+	o.Action = what + ips + " (the status belongs to the cloud-controller-manager: a CCM fork publishes it through loopguard's adapters/cloudprovider)" + sep + hint
 
 	switch {
 	case st.n == 0:

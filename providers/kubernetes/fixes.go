@@ -126,7 +126,7 @@ func ipModeAnnotationFix(v *cloudView) (cloudFix, bool) {
 	if have == m.proxyValue || m.foldCase && strings.EqualFold(have, m.proxyValue) {
 		return cloudFix{}, false
 	}
-	o := throughLBOffer(v.e, v.st, v.dp)
+	o := throughLBOffer(v.e, &v.st, v.dp)
 	o.ID = v.f.name + "/" + fixIPModeAnn
 	ccm := "the " + v.f.name + " cloud-controller-manager"
 	if m.since != "" {
@@ -143,7 +143,7 @@ func ipModeAnnotationFix(v *cloudView) (cloudFix, bool) {
 // upgradeFix: a controller that publishes Proxy by itself with the PROXY protocol, yet this
 // status has VIP: it is older than the release that began to (or was told otherwise).
 func upgradeFix(v *cloudView) (cloudFix, bool) {
-	m, rd, st := v.f.ipMode, &v.rd, v.st
+	m, rd, st := v.f.ipMode, &v.rd, &v.st
 	if !rd.ccmProxy || v.ownsStatus || !v.interceptedNeedsLB() || len(st.vips)+len(st.defaulted) == 0 ||
 		m.annotation != "" && v.svc.Annotations[m.annotation] != "" {
 		return cloudFix{}, false

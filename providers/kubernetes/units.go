@@ -158,9 +158,10 @@ type cloudView struct {
 	ownsStatus bool
 	rd         cloudReading
 
-	// Set before fixes is asked.
+	// st is the status's facts (the view holds them, so that they are not a separate
+	// allocation). e and dp are set before fixes is asked.
+	st statusFacts
 	e  *core.Exposure
-	st *statusFacts
 	dp *dataplane
 }
 
