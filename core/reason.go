@@ -10,9 +10,6 @@ type Reason struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	Source  string `json:"source"`
-	// Subject is what the reason is about, as data a host compares exactly (the ingress IP a
-	// note concerns); empty when the message says all.
-	Subject string `json:"subject,omitempty"`
 }
 
 // Rule is a documented rule. Dialects declare their own rules the same way and list them from

@@ -562,34 +562,16 @@ func (c *cloud) reconcile(ctx context.Context, ev *syncEvents, op string, svc *c
 	return out, err
 }
 
-// keptCloudProxy is one message for every entry whose Proxy PlanStatus kept: it notes each
-// (the note's Subject is the entry's IP), and the cloud decided them alike, so notes that say
-// the same but for their IP become one that names every IP.
+// keptCloudProxy is the message of the note PlanStatus makes when it keeps the cloud's Proxy:
+// one note per Service, naming every entry kept.
 func keptCloudProxy(notes []core.Reason) (string, bool) {
-	var kept []core.Reason
+	var msgs []string
 	for _, n := range notes {
 		if n.Code == kubernetes.CodeKeepCloudProxy {
-			kept = append(kept, n)
+			msgs = append(msgs, n.Message)
 		}
 	}
-	if len(kept) == 0 {
-		return "", false
-	}
-	first := kept[0]
-	ips := []string{first.Subject}
-	alike := first.Subject != ""
-	for _, n := range kept[1:] {
-		alike = alike && n.Subject != "" && strings.Replace(n.Message, n.Subject, first.Subject, 1) == first.Message
-		ips = append(ips, n.Subject)
-	}
-	if alike {
-		return strings.Replace(first.Message, first.Subject, strings.Join(ips, ", "), 1), true
-	}
-	msgs := make([]string, len(kept))
-	for i := range kept {
-		msgs[i] = kept[i].Message
-	}
-	return strings.Join(msgs, "; "), true
+	return strings.Join(msgs, "; "), len(msgs) > 0
 }
 
 func changeList(chs []core.Change) string {

@@ -141,7 +141,7 @@ func hasNote(notes []core.Reason, code core.Code, msg string) bool {
 func TestHetznerUserIPModeAndController(t *testing.T) {
 	for value, want := range map[string]corev1.LoadBalancerIPMode{"True": corev1.LoadBalancerIPModeProxy, "0": corev1.LoadBalancerIPModeVIP, "yes": "", absent: ""} {
 		mode, r, ok := UserIPMode(annotated(annHetznerProxyProtocol, value), nil)
-		if mode != want || ok != (want != "") || ok && (r.Code != CodeUserIPMode || r.Subject != annHetznerProxyProtocol) {
+		if mode != want || ok != (want != "") || ok && (r.Code != CodeUserIPMode || !strings.Contains(r.Message, annHetznerProxyProtocol+": "+quote(value))) {
 			t.Errorf("%q: %q %v %+v, want %q", value, mode, ok, r, want)
 		}
 	}

@@ -93,7 +93,6 @@ func (vmwareCloud) userIPMode(v *cloudView) (corev1.LoadBalancerIPMode, core.Rea
 	}
 	r := ruleUserIPMode.Because("Service " + v.svc.Namespace + "/" + v.svc.Name + ": label " + labelNSXIPMode + ": " + quote(v.svc.Labels[labelNSXIPMode]) +
 		": nsx-operator publishes ipMode " + string(mode) + " [" + srcNSXIPMode + "]")
-	r.Subject = labelNSXIPMode
 	return mode, r, true
 }
 

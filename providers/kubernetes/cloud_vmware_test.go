@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +43,8 @@ func TestVMware(t *testing.T) {
 	svc := cloudService("web", nil, "TCP", ipVIP)
 	svc.Labels = map[string]string{labelNSXIPMode: "vip"}
 	c := cloudCluster(t, "vsphere://4204a")
-	if mode, r, ok := UserIPMode(svc, c); !ok || mode != corev1.LoadBalancerIPModeVIP || r.Subject != labelNSXIPMode {
+	if mode, r, ok := UserIPMode(svc, c); !ok || mode != corev1.LoadBalancerIPModeVIP || r.Code != CodeUserIPMode ||
+		!strings.Contains(r.Message, "label "+labelNSXIPMode+": \"vip\"") {
 		t.Errorf("UserIPMode = %q %v %+v", mode, ok, r)
 	}
 }

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -99,7 +100,8 @@ func (sd StatusDriver) Plan(_ context.Context, req *core.PlanRequest) (*core.Pla
 //     need nothing from the load balancer (Exposure.Dependence().Any() is No): the cloud may
 //     have set Proxy for a reason loopguard cannot see (a PROXY protocol turned on by the
 //     CCM's defaults, TLS ended at the LB), and intercepting would break every in-cluster
-//     client of such a backend (docs/ccm.md). Such a note's Subject is the entry's ip;
+//     client of such a backend (docs/ccm.md). One note (k8s-keep-cloud-proxy) names every
+//     entry kept;
 //   - an entry whose ipMode the user set in the cloud's own annotation (UserIPMode) gets the
 //     user's value, never the decision's: where the decided path differs, UserIPModeNote says
 //     what loopguard would publish and why.
@@ -121,6 +123,7 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 	user, userWhy, userSet := UserIPMode(svc, req.Cluster)
 	var changes []core.Change
 	var notes []core.Reason
+	var kept []string
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
 		if ing.IP == "" {
 			continue
@@ -140,16 +143,20 @@ func PlanStatus(req *core.PlanRequest) ([]core.Change, []core.Reason) {
 			continue
 		}
 		if have == corev1.LoadBalancerIPModeProxy && needs != core.No {
-			why := "unknown"
-			if needs == core.Yes {
-				why = "yes: " + req.Result.Exposure.Dependence().String()
-			}
-			n := ruleKeepCloudProxy.Because("kept ipMode Proxy on " + ing.IP + " (" + string(dec.Remedy) + " would publish VIP; whether the backends need the load balancer: " + why + ")")
-			n.Subject = ing.IP
-			notes = append(notes, n)
+			kept = append(kept, ing.IP)
 			continue
 		}
 		changes = append(changes, ipModeChange(key, ing.IP, have, mode, dec.Reason))
+	}
+	if len(kept) > 0 {
+		// One note for the Service: every entry is kept for the same reason, and a host that
+		// reports it (the decorator's Event) needs no merging and no search for an address.
+		why := "unknown"
+		if needs == core.Yes {
+			why = "yes: " + req.Result.Exposure.Dependence().String()
+		}
+		notes = append(notes, ruleKeepCloudProxy.Because("kept ipMode Proxy on "+strings.Join(kept, ", ")+" ("+string(dec.Remedy)+
+			" would publish VIP; whether the backends need the load balancer: "+why+")"))
 	}
 	if n, ok := UserIPModeNote(req); ok {
 		notes = append(notes, n)

@@ -113,7 +113,7 @@ func SettingsFromEnv(lookup func(string) (string, bool)) map[string]string {
 // annotation the user wrote (its ip-mode annotation, or a PROXY-protocol switch it publishes
 // Proxy for), parsed as that controller parses it; false when the Service sets none, or sets a
 // value the controller rejects or ignores. The Reason (code k8s-user-ipmode) names the key and
-// value, and its Subject is the key. c may be nil.
+// value. c may be nil.
 func UserIPMode(svc *corev1.Service, c *core.Cluster) (corev1.LoadBalancerIPMode, core.Reason, bool) {
 	if svc == nil {
 		return "", core.Reason{}, false
@@ -136,7 +136,7 @@ func UserIPMode(svc *corev1.Service, c *core.Cluster) (corev1.LoadBalancerIPMode
 // switch is the backends' protocol, not a knob for the path, and a tentative decision would
 // change nothing yet. PlanStatus adds it; a host that carries a decision out otherwise (a
 // cloud's own annotation fix) asks for it itself. ok is false when the user set no ipMode, the
-// decision has no path, or they agree. The note's Subject is the user's annotation key.
+// decision has no path, or they agree.
 func UserIPModeNote(req *core.PlanRequest) (note core.Reason, ok bool) {
 	svc, isSvc := req.Object.(*corev1.Service)
 	if !isSvc || req.Result == nil {
@@ -174,7 +174,5 @@ func UserIPModeNote(req *core.PlanRequest) (note core.Reason, ok bool) {
 			msg += "; to let it, set " + m.annotation + ": " + quote(value)
 		}
 	}
-	n := ruleUserIPMode.Because(msg)
-	n.Subject = why.Subject
-	return n, true
+	return ruleUserIPMode.Because(msg), true
 }

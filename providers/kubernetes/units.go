@@ -224,7 +224,6 @@ func (v *cloudView) needsTLS(r core.Reason) { v.rd.tls = append(v.rd.tls, r) }
 func (v *cloudView) userSet(key string, mode corev1.LoadBalancerIPMode, src string) core.Reason {
 	r := ruleUserIPMode.Because("Service " + v.svc.Namespace + "/" + v.svc.Name + ": " + key + ": " + quote(v.svc.Annotations[key]) +
 		": the " + v.f.name + " controller publishes ipMode " + string(mode) + " [" + src + "]")
-	r.Subject = key
 	return r
 }
 
