@@ -162,11 +162,12 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 		d.Tentative = true
 		d.Why = reasonDecideTentative.Message + " " + d.Why
 	}
-	// rejected has room unless the fallback chose (failsLeast) or nothing was chosen.
-	if n := len(offers) - min(best+1, 1); cap(rejected) >= n && n > 0 {
+	if n := len(offers) - min(best+1, 1); n > 0 {
+		// rejected has room unless the fallback chose (failsLeast) or nothing was chosen.
+		if cap(rejected) < n {
+			rejected = make([]Rejection, 0, n)
+		}
 		d.Rejected = rejected
-	} else if n > 0 {
-		d.Rejected = make([]Rejection, 0, n)
 	}
 	chosenKey := -1
 	if byAddress && best >= 0 {
@@ -193,34 +194,25 @@ func Decide(a *Assessment, offers []Offer, p Policy) Decision {
 // of its time (BenchmarkAssessDecide). Exact sizes, so no byte is spent on unused room.
 func decisionStorage(n int) (*Costs, []Rejection) {
 	switch n {
-	case 0:
-		return new(Costs), nil
 	case 1:
-		s := new(struct {
-			c Costs
-			r [1]Rejection
-		})
-		return &s.c, s.r[:0]
+		return packed(func(r *[1]Rejection) []Rejection { return r[:0] })
 	case 2:
-		s := new(struct {
-			c Costs
-			r [2]Rejection
-		})
-		return &s.c, s.r[:0]
+		return packed(func(r *[2]Rejection) []Rejection { return r[:0] })
 	case 3:
-		s := new(struct {
-			c Costs
-			r [3]Rejection
-		})
-		return &s.c, s.r[:0]
+		return packed(func(r *[3]Rejection) []Rejection { return r[:0] })
 	case 4:
-		s := new(struct {
-			c Costs
-			r [4]Rejection
-		})
-		return &s.c, s.r[:0]
+		return packed(func(r *[4]Rejection) []Rejection { return r[:0] })
 	}
 	return new(Costs), make([]Rejection, 0, n)
+}
+
+// packed allocates the costs and an array of rejections (A) as one object.
+func packed[A any](slice func(*A) []Rejection) (*Costs, []Rejection) {
+	s := new(struct {
+		c Costs
+		r A
+	})
+	return &s.c, slice(&s.r)
 }
 
 func eligible(a *Assessment, o *Offer, p Policy) bool {

@@ -131,6 +131,32 @@ func TestOverridesWin(t *testing.T) {
 	}
 }
 
+// TestDeclaredCountsApply: ServiceBase sizes the reasons with declared(), so it must count
+// exactly the reasons Apply adds, for every combination of declarations.
+func TestDeclaredCountsApply(t *testing.T) {
+	decl := [...][2]string{{core.AnnotationLBScope, "private"}, {core.AnnotationLBSourceNAT, "false"},
+		{core.AnnotationBackendExpects, "proxy-protocol"}, {core.AnnotationClientAccess, "service-name"}}
+	for mask := 0; mask < 1<<len(decl); mask++ {
+		ann := map[string]string{}
+		for i, d := range decl {
+			if mask&(1<<i) != 0 {
+				ann[d[0]] = d[1]
+			}
+		}
+		svc := lbService("default", "web", nil)
+		svc.Annotations = ann
+		e, ov, err := ServiceBase("test", svc, mustCluster(t, core.ClusterProfile{}), core.NodeFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.Reasons)
+		ov.Apply(&e)
+		if added := len(e.Reasons) - before; added != ov.declared() {
+			t.Errorf("%v: Apply added %d reasons, declared() says %d", ann, added, ov.declared())
+		}
+	}
+}
+
 func TestBoolAnnotation(t *testing.T) {
 	ann := map[string]string{"a": "true", "b": "false", "c": "ture", "d": "TRUE", "e": ""}
 	for key, want := range map[string]core.Fact{"a": core.Yes, "b": core.No, "missing": core.Unknown} {
