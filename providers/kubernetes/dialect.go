@@ -192,7 +192,7 @@ func (d *Dialect) service(svc *corev1.Service, c *core.Cluster) (*core.Result, e
 		v.e, v.dp = e, dp
 		fixes = det.unit.fixes(v)
 	}
-	// Sized once: an Offer is about 300 bytes, and growing the slice for the cloud's fixes
+	// Sized once: an Offer is 240 bytes, and growing the slice for the cloud's fixes
 	// and the through-LB offer copied every offer again.
 	// The other direction: an intercepted address whose backends need the LB.
 	throughLB := e.Intercept == core.Yes && len(st.ips()) > 0 && (e.Needs.Any() == core.Yes || e.ProxyProtocol == core.Yes)
