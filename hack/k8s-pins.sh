@@ -53,17 +53,23 @@ if [[ -n "$bad" ]]; then
 fi
 echo "k8s-pins: the $(wc -l <<<"$shared") modules shared with Kubernetes $release are at its versions"
 
-# deploy/test is a module of its own (kustomize stays out of go.mod), built without the
-# workspace. Every module it compiles that loopguard's own builds compile too must be at the same
-# version, or CI compiles everything above it twice: with kustomize/api v0.21.2 (which requires
-# golang.org/x/sys v0.48.0, gnostic-models v0.7.1 and a newer protobuf) deploy/test's go vet and
-# go test compiled client-go and controller-runtime a second time, minutes of a cold run.
-deploy_used="$(cd deploy/test && GOWORK=off go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | grep -v '^github.com/loopguard/loopguard ' | sort -u)"
-bad="$(join <(printf '%s\n' "$deploy_used") <(printf '%s\n' "$used") | awk '$2 != $3 { printf "  %s: %s in deploy/test, %s in hack/newest\n", $1, $2, $3 }')"
-if [[ -n "$bad" ]]; then
-	echo "k8s-pins: deploy/test compiles modules at other versions than loopguard's own builds:"
-	printf '%s\n' "$bad"
-	echo "k8s-pins: in deploy/test, go get MODULE@VERSION (the hack/newest version; an older kustomize if it requires newer ones)"
-	exit 1
-fi
-echo "k8s-pins: deploy/test compiles its $(wc -l <<<"$deploy_used") modules at the versions loopguard's own builds use"
+# deploy/test and hack/helmchart are modules of their own (kustomize and Helm stay out of
+# go.mod), built without the workspace. Every module they compile that loopguard's own builds
+# compile too must be at the same version, or CI compiles everything above it twice: with
+# kustomize/api v0.21.2 (which requires golang.org/x/sys v0.48.0, gnostic-models v0.7.1 and a
+# newer protobuf) deploy/test's go vet and go test compiled client-go and controller-runtime a
+# second time, minutes of a cold run, and Helm v4.3.2 (golang.org/x/net v0.62.0, logr v1.4.4 and
+# eight more above Kubernetes v1.37.2's) made hack/helmchart compile k8s.io/api, apimachinery
+# and all of client-go's 289 packages again. A replace directive does not help: with -trimpath
+# a package's cache key names the module version its build list requires, not the replacement.
+for dir in deploy/test hack/helmchart; do
+	mod_used="$(cd "$dir" && GOWORK=off go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | grep -v '^github.com/loopguard/loopguard ' | sort -u)"
+	bad="$(join <(printf '%s\n' "$mod_used") <(printf '%s\n' "$used") | awk -v dir="$dir" '$2 != $3 { printf "  %s: %s in %s, %s in hack/newest\n", $1, $2, dir, $3 }')"
+	if [[ -n "$bad" ]]; then
+		echo "k8s-pins: $dir compiles modules at other versions than loopguard's own builds:"
+		printf '%s\n' "$bad"
+		echo "k8s-pins: in $dir, go get MODULE@VERSION (the hack/newest version; an older kustomize or Helm if it requires newer ones)"
+		exit 1
+	fi
+	echo "k8s-pins: $dir compiles its $(wc -l <<<"$mod_used") modules at the versions loopguard's own builds use"
+done

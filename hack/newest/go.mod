@@ -8,6 +8,7 @@ module github.com/loopguard/loopguard/hack/newest
 go 1.26.0
 
 require (
+	github.com/fatih/color v1.19.0
 	google.golang.org/genproto v0.0.0-20260526163538-3dc84a4a5aaa
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
