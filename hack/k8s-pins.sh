@@ -59,7 +59,7 @@ echo "k8s-pins: the $(wc -l <<<"$shared") modules shared with Kubernetes $releas
 # kustomize/api v0.21.2 (which requires golang.org/x/sys v0.48.0, gnostic-models v0.7.1 and a
 # newer protobuf) deploy/test's go vet and go test compiled client-go and controller-runtime a
 # second time, minutes of a cold run, and Helm v4.3.2 (golang.org/x/net v0.62.0, logr v1.4.4 and
-# eight more above Kubernetes v1.37.2's) made hack/helmchart compile k8s.io/api, apimachinery
+# ten more above hack/newest's) made hack/helmchart compile k8s.io/api, apimachinery
 # and all of client-go's 289 packages again. A replace directive does not help: with -trimpath
 # a package's cache key names the module version its build list requires, not the replacement.
 for dir in deploy/test hack/helmchart; do

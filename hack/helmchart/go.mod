@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/loopguard/loopguard => ../..
 
 // Helm v4.2.4 rather than v4.3.x: v4.3.2 requires golang.org/x/net v0.62.0, logr v1.4.4 and
-// eight more modules above the versions Kubernetes v1.37.2 pins, and at those versions every
+// ten more modules above hack/newest's versions (Kubernetes v1.37.2's pins), and at those versions every
 // k8s.io package this test compiles (client-go entire) is compiled a second time in CI.
 // hack/k8s-pins.sh checks that the modules compiled here are at hack/newest's versions.
 require (

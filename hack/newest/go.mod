@@ -7,6 +7,9 @@ module github.com/loopguard/loopguard/hack/newest
 
 go 1.26.0
 
+// fatih/color: Helm v4.2.4 (hack/helmchart) requires v1.19.0 and Kubernetes does not pin it, so
+// loopguard's builds take it too and the chart test compiles nothing a second time
+// (hack/k8s-pins.sh).
 require (
 	github.com/fatih/color v1.19.0
 	google.golang.org/genproto v0.0.0-20260526163538-3dc84a4a5aaa
