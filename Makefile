@@ -34,6 +34,11 @@ export GOWORK ?= $(CURDIR)/hack/newest/go.work
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
+# Examples that are modules of their own, so that what only they need stays out of the go.mod
+# hosts inherit (terraform-plugin-framework and the gRPC it requires); hack/newest/go.work uses
+# them, so make builds, vets and tests them with everything else.
+EXAMPLE_MODULES := ./examples/terraform-provider/...
+
 .PHONY: test hosts apidiff go-next race build lint bench bench-converge bench-scale fuzz fuzz-short fuzz-guided envoy-gateway cluster cluster-down cluster-test update help
 
 # test pipes go test -json through hack/testsummary; pipefail keeps go test's own exit status.
@@ -49,7 +54,7 @@ SHELL := bash
 TESTFLAGS ?=
 test:
 	$(GO) build -o bin/testsummary ./hack/testsummary
-	$(GO) test -json $(TESTFLAGS) $$($(GO) list ./... | grep -v '/internal/dataplane$$') ./internal/dataplane | bin/testsummary
+	$(GO) test -json $(TESTFLAGS) $$($(GO) list ./... | grep -v '/internal/dataplane$$') $(EXAMPLE_MODULES) ./internal/dataplane | bin/testsummary
 	# deploy/ as kustomize renders it: its own module, so kustomize stays out of go.mod.
 	cd deploy/test && GOWORK=off $(GO) test -json $(TESTFLAGS) ./... | ../../bin/testsummary
 	# hack/typecheck (make hosts type-checks the 1.36 hosts with it): its own module too.
@@ -93,7 +98,7 @@ build:
 lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet ./... $(EXAMPLE_MODULES)
 	cd deploy/test && GOWORK=off $(GO) vet ./...
 	cd hack/typecheck && GOWORK=off $(GO) vet ./...
 	cd hack/helmchart && GOWORK=off $(GO) vet ./...

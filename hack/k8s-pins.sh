@@ -41,7 +41,8 @@ pins="$(awk -v staging="$api" '
 ' "$gomod" | sort -u)"
 
 # path version, for every module that provides a package to a build or test of ours.
-used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)"
+# examples/terraform-provider is a module of its own in the same workspace.
+used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... ./examples/terraform-provider/... | sort -u)"
 
 shared="$(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins"))"
 bad="$(awk -v release="$release" '$2 != $3 { printf "  %s: %s here, %s in k8s.io/kubernetes@%s\n", $1, $2, $3, release }' <<<"$shared")"

@@ -12,7 +12,7 @@
 //
 // Build and use it locally through a CLI configuration file with dev_overrides:
 //
-//	go build -o ~/bin/terraform-provider-loopguard ./examples/terraform-provider
+//	(cd examples/terraform-provider && go build -o ~/bin/terraform-provider-loopguard .)
 //	cat > dev.tfrc <<EOF
 //	provider_installation {
 //	  dev_overrides { "loopguard/loopguard" = "$HOME/bin" }
