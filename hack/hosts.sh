@@ -38,7 +38,7 @@
 #
 # It prints one line per host and minor, e.g.
 #   hosts: ccm on Kubernetes 1.35 (pins ...): 173 -> 226 modules in the graph, 1164 -> 1371
-#   packages compiled, no k8s.io/sigs.k8s.io version moved, go 1.26.0 kept; added: ...; tests
+#   packages compiled, no k8s.io/sigs.k8s.io version moved, $others_n other modules moved ($others_compiled compiled), go 1.26.0 kept; added: ...; tests
 #
 # Environment: KUBEBUILDER_ASSETS_1_35 (default: built or found by hack/envtest-assets.sh), HOSTS_MINORS (default "1.35 1.36 1.37"), HOSTS_KINDS (default
 # "ccm sdk controller"), HOSTS_TESTS=0 to only check and build.
@@ -111,6 +111,9 @@ assets() {
 # kube_versions: "path version" of every k8s.io/* and sigs.k8s.io/* module in the build list.
 kube_versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | grep -E '^(k8s\.io|sigs\.k8s\.io)/' | sort; }
 
+# all_versions: "path version" of every module in the build list.
+all_versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | sort; }
+
 check() {
 	local kind="$1" minor="$2" src="$ROOT/hack/hosts/$1" dir="$WORK/$1-$2" modfile
 	modfile="go.$minor.mod"
@@ -126,6 +129,7 @@ check() {
 		"$GO" get $(pins "$kind" "$minor") >/dev/null 2>&1 || { "$GO" get $(pins "$kind" "$minor"); exit 1; }
 		"$GO" mod tidy
 		kube_versions >before.txt
+		all_versions >before-all.txt
 		local before_n before_p
 		before_n="$("$GO" list -m all | wc -l)"
 		before_p="$("$GO" list -deps ./... | wc -l)"
@@ -135,6 +139,7 @@ check() {
 		"$GO" mod edit -require=github.com/loopguard/loopguard@v0.0.0 -replace=github.com/loopguard/loopguard="$ROOT"
 		"$GO" mod tidy
 		kube_versions >after.txt
+		all_versions >after-all.txt
 		local after_n after_p moved added directive
 		after_n="$("$GO" list -m all | wc -l)"
 		after_p="$("$GO" list -deps ./... | wc -l)"
@@ -142,6 +147,13 @@ check() {
 		# 3. Nothing of the host's moved; the go directive stayed.
 		moved="$(join before.txt after.txt | awk '$2 != $3 { printf "  %s: %s -> %s\n", $1, $2, $3 }')"
 		added="$(join -v2 before.txt after.txt | awk '{ printf " %s@%s", $1, $2 }')"
+		# Every other module of the host's build list that moved, and how many of them the
+		# host compiles (go list -deps): reported, not refused (hack/forks.sh holds real forks
+		# to 0 compiled).
+		local others others_n others_compiled
+		others="$(join before-all.txt after-all.txt | awk '$2 != $3 && $1 !~ /^(k8s\.io|sigs\.k8s\.io)\// { print $1 }')"
+		others_n="$(grep -c . <<<"$others" || true)"
+		others_compiled="$(join <(printf '%s\n' "$others") <("$GO" list -deps -f '{{with .Module}}{{.Path}}{{end}}' ./... | sort -u) | grep -c . || true)"
 		directive="$("$GO" mod edit -json | awk -F'"' '/"Go":/ { print $4 } /"Toolchain":/ { print "toolchain " $4 }' | tr '\n' ' ')"
 		if [[ -n "$moved" ]]; then
 			log "$kind on Kubernetes $minor: adding loopguard moved the host's modules:"
@@ -202,7 +214,7 @@ check() {
 		elif [[ "$minor" != "$OLDEST" ]]; then
 			tests="$built (compiled and tested on the oldest and the newest minor)"
 		fi
-		log "$kind on Kubernetes $minor (pins $(pins "$kind" "$minor" | tr ' ' ',')): $before_n -> $after_n modules in the graph, $before_p -> $after_p packages $built, no k8s.io/sigs.k8s.io version moved, go 1.26.0 kept; added:${added:- none}; $tests"
+		log "$kind on Kubernetes $minor (pins $(pins "$kind" "$minor" | tr ' ' ',')): $before_n -> $after_n modules in the graph, $before_p -> $after_p packages $built, no k8s.io/sigs.k8s.io version moved, $others_n other modules moved ($others_compiled compiled), go 1.26.0 kept; added:${added:- none}; $tests"
 	)
 }
 
