@@ -65,9 +65,14 @@ test:
 ## hosts: a CCM fork, a platform SDK and an operator on each supported Kubernetes minor (1.35,
 ## 1.36, 1.37) add loopguard: no k8s.io/sigs.k8s.io module of theirs moves, they build (1.36:
 ## type-check from source, hack/typecheck), and the decorator's, adapters/kube's and the
-## controller's tests pass in their build lists (hack/hosts.sh)
+## controller's tests pass in their build lists (hack/hosts.sh); then forks shaped like real
+## ones (hack/hosts/forks/: Hetzner's, DigitalOcean's vendored, kube-vip's below the floor) run
+## docs/ccm.md's fork steps, and every module of their build lists that moves is printed with
+## the binary-size change; one their binary compiles fails it, bar those Gateway API requires
+## (hack/forks.sh)
 hosts:
 	GOWORK=off hack/hosts.sh
+	GOWORK=off hack/forks.sh
 
 ## apidiff: incompatible changes of the exported API hosts embed since the previous commit
 ## (hack/apidiff.sh; fails unless declared with an API-Break: line and in CHANGELOG.md)

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# hack/forks.sh: what a real cloud-controller-manager fork sees when it adds loopguard, for
+# every module of its build list (not only k8s.io/*), measured on fixtures shaped like real
+# forks' go.mod files (hack/hosts/forks/<name>/go.mod says which release each copies):
+#   hetzner       k8s.io v0.36.3, in the support window;
+#   digitalocean  k8s.io v0.36.2, in the support window, vendored (go mod vendor, -mod=vendor);
+#   kubevip       k8s.io v0.33.1, below the floor (v0.35): what moves is reported, not refused.
+#
+# For each fixture, in a throwaway folder: the fork is its go.mod and go.sum as released plus
+# hack/hosts/ccm's main (k8s.io/cloud-provider's sample); it builds. Then loopguard.go is added
+# and the commands of docs/ccm.md's fork section run as written (go get of core.Version, go mod
+# tidy, go mod vendor and go build; a replace points loopguard at this checkout); it builds
+# again. A module "moves" when its version in the build list (go list -m all) changes;
+# it is "compiled" when the fork's binary links one of its packages (go list -deps). Both are
+# read right after go get: go mod tidy would then drop the requirements that only the real
+# fork's own code uses.
+#
+# It prints one line per fixture, e.g.
+#   forks: hetzner: 0 modules moved (0 compiled); go 1.26.0 kept; binary 61234 KB -> 62890 KB (+1656 KB)
+# and fails when a fixture in the support window moves a module its binary compiles, other than
+# the KNOWN_MOVES below.
+#
+# Environment: FORKS (default "hetzner digitalocean kubevip"), FORKS_BUILD=0 to list what moves
+# without building (no binary sizes), LOOPGUARD_SRC (default: this checkout) to measure another
+# checkout of loopguard.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath -ldflags=-w" LC_ALL=C
+GO="${GO:-go}"
+
+log() { echo "forks: $*" >&2; }
+
+# Compiled modules a fork in the support window may see move, and why. Each is the floor of one
+# of loopguard's requirements: sigs.k8s.io/gateway-api v1.3.0 (the oldest Gateway API release
+# providers/gateway reads) requires them, so loopguard's go.mod cannot list them lower while the
+# module holds providers/gateway. Any other compiled module that moves fails the check.
+KNOWN_MOVES="github.com/go-openapi/jsonreference@v0.21.0 github.com/fatih/color@v1.18.0"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-forks.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+# build OUT: the fork's binary, through vendor/ when the fixture is vendored.
+build() {
+	if [[ "${FORKS_BUILD:-1}" == 0 ]]; then : >"$1"; return; fi
+	if [[ -n "$VENDORED" ]]; then
+		rm -rf vendor
+		"$GO" mod vendor
+		GOFLAGS="-trimpath -ldflags=-w" "$GO" build -mod=vendor -o "$1" .
+	else
+		"$GO" build -o "$1" .
+	fi
+}
+
+versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | sort; }
+compiled() { "$GO" list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}' . | sort -u; }
+directive() { "$GO" mod edit -json | awk -F'"' '/"Go":/ { d = $4 } /"Toolchain":/ { t = " toolchain " $4 } END { print "go " d t }'; }
+
+check() {
+	local name="$1" src="$ROOT/hack/hosts/forks/$1" dir="$WORK/$1"
+	VENDORED=""
+	[[ "$name" == digitalocean ]] && VENDORED=1
+	mkdir -p "$dir"
+	cp "$src/go.mod" "$src/go.sum" "$ROOT/hack/hosts/ccm/doc.go" "$ROOT/hack/hosts/ccm/host.go" "$dir/"
+	cd "$dir"
+
+	# The fork before loopguard.
+	local before_go after_go
+	before_go="$(directive)"
+	versions >before.txt
+	build before.bin
+
+	# loopguard added: loopguard.go, then the commands of docs/ccm.md's fork section, run as
+	# they are written (a fixture that is not vendored skips the vendoring lines); the build
+	# list is read right after go get, before go mod tidy drops what the tiny main does not use.
+	cp "$src/loopguard.go" .
+	"$GO" mod edit -replace=github.com/loopguard/loopguard="${LOOPGUARD_SRC:-$ROOT}"
+	local step
+	while read -r step; do
+		[[ -z "$VENDORED" && "$step" == *vendor* ]] && continue
+		[[ "$step" == "go build"* && "${FORKS_BUILD:-1}" == 0 ]] && continue
+		# shellcheck disable=SC2086
+		GOFLAGS="-trimpath -ldflags=-w" "$GO" ${step#go } >step.log 2>&1 ||
+			{ cat step.log >&2; log "$name: docs/ccm.md's '$step' failed"; return 1; }
+		if [[ "$step" == "go get "* ]]; then
+			after_go="$(directive)"
+			versions >after.txt
+			compiled >compiled.txt
+		fi
+	done <<<"$DOC_STEPS"
+	[[ -s after.txt ]] || { log "docs/ccm.md's fork section has no go get line"; return 1; }
+	build after.bin
+
+	local moved added moved_n compiled_moved compiled_n size_before size_after
+	moved="$(join before.txt after.txt | awk '$2 != $3 { print $1, $2, $3 }')"
+	added="$(join -v2 before.txt after.txt | wc -l)"
+	moved_n="$(grep -c . <<<"$moved" || true)"
+	compiled_moved="$(join <(printf '%s\n' "$moved") compiled.txt || true)"
+	compiled_n="$(grep -c . <<<"$compiled_moved" || true)"
+	size_before="$(($(stat -c %s before.bin) / 1024))"
+	size_after="$(($(stat -c %s after.bin) / 1024))"
+
+	local size_line="binary $size_before KB -> $size_after KB ($(printf '%+d' $((size_after - size_before))) KB)"
+	[[ "${FORKS_BUILD:-1}" == 0 ]] && size_line="not built (FORKS_BUILD=0)"
+	local go_line="$before_go kept"
+	[[ "$before_go" != "$after_go" ]] && go_line="$before_go -> $after_go"
+	log "$name: $moved_n modules moved ($compiled_n compiled into the binary), $added added; $go_line;${VENDORED:+ vendored, built with -mod=vendor;} $size_line"
+	if [[ -n "$moved" ]]; then
+		join -a1 <(printf '%s\n' "$moved") <(sed 's/$/ compiled/' compiled.txt) |
+			awk -v known=" $KNOWN_MOVES " '{ why = index(known, " " $1 "@" $3 " ") ? ", required by sigs.k8s.io/gateway-api v1.3.0" : ""
+				printf "  %s: %s -> %s%s%s\n", $1, $2, $3, ($4 == "compiled" ? " (compiled)" : ""), why }' >&2
+	fi
+	local unexplained=""
+	if [[ -n "$compiled_moved" ]]; then
+		unexplained="$(awk -v known=" $KNOWN_MOVES " 'index(known, " " $1 "@" $3 " ") == 0' <<<"$compiled_moved")"
+	fi
+	if [[ "$name" != kubevip && -n "$unexplained" ]]; then
+		log "$name: adding loopguard moved modules the fork's binary compiles (above)"
+		return 1
+	fi
+}
+
+# The commands docs/ccm.md's fork section gives, in order: the go lines of its first sh block,
+# without their comments.
+DOC_STEPS="$(awk '/^## Adding loopguard to a fork.s module/ { in_section = 1 }
+	in_section && /^```sh$/ { in_block = 1; next }
+	in_block && /^```$/ { exit }
+	in_block && /^go / { sub(/[ \t]*#.*$/, ""); print }' "$ROOT/docs/ccm.md")"
+[[ -n "$DOC_STEPS" ]] || { log "docs/ccm.md has no sh block under 'Adding loopguard to a fork's module'"; exit 1; }
+
+failed=0
+for name in ${FORKS:-hetzner digitalocean kubevip}; do
+	TIMEFORMAT="forks: $name took %0R s (CPU: %0U s user, %0S s system)"
+	time (check "$name") || failed=1
+done
+((failed == 0)) || { log "a fork moved a compiled module or failed to build (above)"; exit 1; }
