@@ -34,10 +34,15 @@ export GOWORK ?= $(CURDIR)/hack/newest/go.work
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-# Examples that are modules of their own, so that what only they need stays out of the go.mod
-# hosts inherit (terraform-plugin-framework and the gRPC it requires); hack/newest/go.work uses
-# them, so make builds, vets and tests them with everything else.
-EXAMPLE_MODULES := ./examples/terraform-provider/...
+# loopguard's nested modules (hack/modules.sh reads them from hack/newest/go.work): what only
+# they need stays out of the root go.mod, which every host inherits. providers/gateway requires
+# Gateway API (which requires fatih/color v1.18.0 and go-openapi/jsonreference v0.21.0, above
+# what a CCM fork on Kubernetes 1.36 builds with), and adapters/controller, cmd/loopguard and
+# the examples import it; the Terraform example requires terraform-plugin-framework and the
+# gRPC it requires. hack/newest/go.work uses every one, so make builds, vets and tests them with
+# everything else at the same versions; `./...` names the root module's packages only, even in
+# the workspace.
+NESTED_MODULES := $(shell hack/modules.sh)
 
 .PHONY: test hosts apidiff go-next race build lint bench bench-converge bench-scale fuzz fuzz-short fuzz-guided envoy-gateway cluster cluster-down cluster-test update help
 
@@ -54,7 +59,7 @@ SHELL := bash
 TESTFLAGS ?=
 test:
 	$(GO) build -o bin/testsummary ./hack/testsummary
-	$(GO) test -json $(TESTFLAGS) $$($(GO) list ./... | grep -v '/internal/dataplane$$') $(EXAMPLE_MODULES) ./internal/dataplane | bin/testsummary
+	$(GO) test -json $(TESTFLAGS) $$($(GO) list ./... | grep -v '/internal/dataplane$$') $(NESTED_MODULES) ./internal/dataplane | bin/testsummary
 	# deploy/ as kustomize renders it: its own module, so kustomize stays out of go.mod.
 	cd deploy/test && GOWORK=off $(GO) test -json $(TESTFLAGS) ./... | ../../bin/testsummary
 	# hack/typecheck (make hosts type-checks the 1.36 hosts with it): its own module too.
@@ -84,7 +89,7 @@ apidiff:
 GO_NEXT ?= go1.27.3
 go-next:
 	GOTOOLCHAIN=$(GO_NEXT) $(GO) version
-	GOTOOLCHAIN=$(GO_NEXT) $(GO) build ./...
+	GOTOOLCHAIN=$(GO_NEXT) $(GO) build ./... $(NESTED_MODULES)
 	GOTOOLCHAIN=$(GO_NEXT) $(GO) test ./core/... ./providers/...
 
 ## race: the CLI's and the manifest reader's tests under the race detector (needs cgo)
@@ -103,7 +108,7 @@ build:
 lint:
 	@unformatted="$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./... $(EXAMPLE_MODULES)
+	$(GO) vet ./... $(NESTED_MODULES)
 	cd deploy/test && GOWORK=off $(GO) vet ./...
 	cd hack/typecheck && GOWORK=off $(GO) vet ./...
 	cd hack/helmchart && GOWORK=off $(GO) vet ./...

@@ -17,8 +17,9 @@
 #
 # It prints one line per fixture, e.g.
 #   forks: hetzner: 0 modules moved (0 compiled); go 1.26.0 kept; binary 61234 KB -> 62890 KB (+1656 KB)
-# and fails when a fixture in the support window moves a module its binary compiles, other than
-# the KNOWN_MOVES below.
+# and fails when a fixture in the support window moves a module its binary compiles. (Gateway
+# API v1.3.0 requires fatih/color v1.18.0 and go-openapi/jsonreference v0.21.0, above what these
+# forks build with; providers/gateway is a module of its own, so a fork does not inherit them.)
 #
 # Environment: FORKS (default "hetzner digitalocean kubevip"), FORKS_BUILD=0 to list what moves
 # without building (no binary sizes), LOOPGUARD_SRC (default: this checkout) to measure another
@@ -30,12 +31,6 @@ export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath -ldflags=-w" LC_
 GO="${GO:-go}"
 
 log() { echo "forks: $*" >&2; }
-
-# Compiled modules a fork in the support window may see move, and why. Each is the floor of one
-# of loopguard's requirements: sigs.k8s.io/gateway-api v1.3.0 (the oldest Gateway API release
-# providers/gateway reads) requires them, so loopguard's go.mod cannot list them lower while the
-# module holds providers/gateway. Any other compiled module that moves fails the check.
-KNOWN_MOVES="github.com/go-openapi/jsonreference@v0.21.0 github.com/fatih/color@v1.18.0"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/loopguard-forks.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
@@ -107,14 +102,9 @@ check() {
 	log "$name: $moved_n modules moved ($compiled_n compiled into the binary), $added added; $go_line;${VENDORED:+ vendored, built with -mod=vendor;} $size_line"
 	if [[ -n "$moved" ]]; then
 		join -a1 <(printf '%s\n' "$moved") <(sed 's/$/ compiled/' compiled.txt) |
-			awk -v known=" $KNOWN_MOVES " '{ why = index(known, " " $1 "@" $3 " ") ? ", required by sigs.k8s.io/gateway-api v1.3.0" : ""
-				printf "  %s: %s -> %s%s%s\n", $1, $2, $3, ($4 == "compiled" ? " (compiled)" : ""), why }' >&2
+			awk '{ printf "  %s: %s -> %s%s\n", $1, $2, $3, ($4 == "compiled" ? " (compiled)" : "") }' >&2
 	fi
-	local unexplained=""
-	if [[ -n "$compiled_moved" ]]; then
-		unexplained="$(awk -v known=" $KNOWN_MOVES " 'index(known, " " $1 "@" $3 " ") == 0' <<<"$compiled_moved")"
-	fi
-	if [[ "$name" != kubevip && -n "$unexplained" ]]; then
+	if [[ "$name" != kubevip && -n "$compiled_moved" ]]; then
 		log "$name: adding loopguard moved modules the fork's binary compiles (above)"
 		return 1
 	fi

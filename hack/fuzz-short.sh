@@ -110,5 +110,5 @@ while read -r pkg dir; do
 		echo "fuzz: $pkg $t: $(grep -o 'execs: [0-9]*' "$out" | tail -1), $(grep -o 'new interesting: [0-9]*' "$out" | tail -1)$raced"
 		n=$((n + 1))
 	done
-done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./... $(hack/modules.sh))
 echo "fuzz: $n targets, $fuzztime each, ${FUZZPARALLEL:-$(nproc)} worker(s), coverage guidance over $guided, no crash"

@@ -14,7 +14,8 @@
 # For each host and minor, from scratch in a throwaway folder:
 #   1. the host without loopguard: `go mod init`, the minor's pins (the .0 patch of 1.35 and
 #      1.36, the strictest case; on 1.37 the patch make test builds), `go mod tidy`;
-#   2. loopguard added (require + replace to this checkout), `go mod tidy`;
+#   2. loopguard added (require + replace to this checkout: the root module and the nested ones
+#      its loopguard.go imports, see nested below), `go mod tidy`;
 #   3. every k8s.io/* and sigs.k8s.io/* module of (1) must be at the same version in (2), the
 #      go directive must stay `go 1.26.0` with no toolchain line, and the result must equal the
 #      committed go.mod of that minor (hack/hosts.sh --update rewrites them);
@@ -114,6 +115,26 @@ kube_versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | grep -E '^(k8s
 # all_versions: "path version" of every module in the build list.
 all_versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | sort; }
 
+# nested KIND: loopguard's nested modules whose packages the host's loopguard.go imports (the
+# root module, github.com/loopguard/loopguard, is required by every host). They are modules of
+# their own so that a host that does not import them (a CCM fork) inherits none of their
+# requirements (Gateway API and what it requires).
+nested() {
+	case "$1" in
+	ccm) ;;
+	sdk) echo providers/gateway ;;
+	controller) echo adapters/controller providers/gateway ;;
+	*) die "no such host: $1" ;;
+	esac
+}
+
+# replace_loopguard KIND BASE: points loopguard's modules at the checkout under BASE.
+replace_loopguard() {
+	local -a edits=(-replace=github.com/loopguard/loopguard="$2") m
+	for m in $(nested "$1"); do edits+=(-replace=github.com/loopguard/loopguard/$m="$2/$m"); done
+	"$GO" mod edit "${edits[@]}"
+}
+
 check() {
 	local kind="$1" minor="$2" src="$ROOT/hack/hosts/$1" dir="$WORK/$1-$2" modfile
 	modfile="go.$minor.mod"
@@ -136,7 +157,10 @@ check() {
 
 		# 2. loopguard added.
 		cp "$src/loopguard.go" .
-		"$GO" mod edit -require=github.com/loopguard/loopguard@v0.0.0 -replace=github.com/loopguard/loopguard="$ROOT"
+		local -a requires=(-require=github.com/loopguard/loopguard@v0.0.0) m
+		for m in $(nested "$kind"); do requires+=(-require=github.com/loopguard/loopguard/$m@v0.0.0); done
+		"$GO" mod edit "${requires[@]}"
+		replace_loopguard "$kind" "$ROOT"
 		"$GO" mod tidy
 		kube_versions >after.txt
 		all_versions >after-all.txt
@@ -162,7 +186,7 @@ check() {
 		fi
 		[[ "$directive" == "1.26.0 " ]] || { log "$kind on Kubernetes $minor: go directive is now '$directive', want 1.26.0 and no toolchain line"; exit 1; }
 		# The committed host is exactly this one (with the replace relative to its folder).
-		"$GO" mod edit -replace=github.com/loopguard/loopguard=../../..
+		replace_loopguard "$kind" ../../..
 		if ((UPDATE)); then
 			cp go.mod "$src/$modfile"
 			cp go.sum "$src/${modfile%.mod}.sum"
@@ -170,7 +194,7 @@ check() {
 			log "$kind on Kubernetes $minor: hack/hosts/$kind/$modfile is not what a fresh host gets (above); run hack/hosts.sh --update"
 			exit 1
 		fi
-		"$GO" mod edit -replace=github.com/loopguard/loopguard="$ROOT"
+		replace_loopguard "$kind" "$ROOT"
 
 		# 4. It builds, and loopguard's tests of what it embeds pass in its build list. On the
 		#    oldest minor the host first takes the patch of the kube-apiserver its tests run

@@ -40,9 +40,22 @@ pins="$(awk -v staging="$api" '
 	/^require[[:space:]]+[^(]/ { v = $3; if (v == "v0.0.0") v = staging; print $2, v }
 ' "$gomod" | sort -u)"
 
-# path version, for every module that provides a package to a build or test of ours.
-# examples/terraform-provider is a module of its own in the same workspace.
-used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... ./examples/terraform-provider/... | sort -u)"
+# The repository's go.work (the floor) and hack/newest/go.work (the newest release) are one
+# workspace at two releases: they must use the same modules, or make would leave one untested.
+# uses FILE: the folders FILE uses, relative to the repository's root.
+uses() {
+	GOWORK=off go work edit -json "$1" | awk -F'"' '/"DiskPath":/ { print $4 }' |
+		while read -r d; do realpath -m --relative-to=. "$(dirname "$1")/$d"; done | sort
+}
+if ! diff <(uses go.work) <(uses hack/newest/go.work | grep -vx hack/newest) >/dev/null; then
+	echo "k8s-pins: go.work and hack/newest/go.work use other modules (< go.work, > hack/newest/go.work):"
+	diff <(uses go.work) <(uses hack/newest/go.work | grep -vx hack/newest) | grep '^[<>]'
+	exit 1
+fi
+
+# path version, for every module that provides a package to a build or test of ours: the root
+# module's and the nested ones' (hack/modules.sh), in the same workspace.
+used="$(go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... $(hack/modules.sh) | sort -u)"
 
 shared="$(join <(printf '%s\n' "$used") <(printf '%s\n' "$pins"))"
 bad="$(awk -v release="$release" '$2 != $3 { printf "  %s: %s here, %s in k8s.io/kubernetes@%s\n", $1, $2, $3, release }' <<<"$shared")"

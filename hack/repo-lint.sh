@@ -48,14 +48,14 @@ else
 	while IFS= read -r dir; do
 		git check-ignore -q --no-index "/$dir" 2>/dev/null || git check-ignore -q --no-index "$dir" ||
 			bad "go build of the command $dir writes ./$dir, which .gitignore does not ignore: add /$dir"
-	done < <(go list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./... | xargs -r -n1 basename | sort -u)
+	done < <(go list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./... $(hack/modules.sh) | xargs -r -n1 basename | sort -u)
 fi
 
 # The layering, on packages as compiled (tests excluded: a lab's test may drive an adapter, as
 # any test may; what a package links may not): internal/ and providers/ reach no adapters/, and
 # nothing outside cmd/ or examples/ imports them.
 m=github.com/loopguard/loopguard
-upward="$(go list -f '{{.ImportPath}} {{join .Deps " "}}' ./... | awk -v m="$m" '
+upward="$(go list -f '{{.ImportPath}} {{join .Deps " "}}' ./... $(hack/modules.sh) | awk -v m="$m" '
 	{
 		for (i = 2; i <= NF; i++) {
 			if ($1 ~ "^" m "/(internal|providers)(/|$)" && $i ~ "^" m "/adapters(/|$)") print $1 " -> " $i

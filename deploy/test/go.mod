@@ -54,6 +54,8 @@ require (
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/loopguard/loopguard/adapters/controller v0.0.0-00010101000000-000000000000
+	github.com/loopguard/loopguard/providers/gateway v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -111,3 +113,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace github.com/loopguard/loopguard/adapters/controller => ../../adapters/controller
+
+replace github.com/loopguard/loopguard/providers/gateway => ../../providers/gateway

@@ -1,4 +1,4 @@
-package terraform
+package gateway_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/loopguard/loopguard/core"
+	"github.com/loopguard/loopguard/adapters/terraform"
 	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/tencent"
@@ -39,7 +40,7 @@ func TestGatewayResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	cluster := drivertest.NewCluster(gw.DeepCopy(), su)
-	b := &Backend{
+	b := &terraform.Backend{
 		Provider: func(context.Context, runtime.Object) (core.Provider, error) {
 			p, err := tencent.NewProvider(nil)
 			if err != nil {
@@ -56,11 +57,11 @@ func TestGatewayResource(t *testing.T) {
 		CheckTimeout:  300e6, // 0.3 s: nothing copies the annotation here
 		CheckInterval: 50e6,
 	}
-	spec := Spec{Kind: "Gateway", Namespace: "shop", Name: "web"}
+	spec := terraform.Spec{Kind: "Gateway", Namespace: "shop", Name: "web"}
 	if spec.ID() != "Gateway/shop/web" {
 		t.Errorf("ID %q", spec.ID())
 	}
-	if back, err := ParseID(spec.ID()); err != nil || back.Kind != "Gateway" {
+	if back, err := terraform.ParseID(spec.ID()); err != nil || back.Kind != "Gateway" {
 		t.Errorf("ParseID(%q) = %+v, %v", spec.ID(), back, err)
 	}
 	planned, ds := b.Plan(context.Background(), spec, nil)
