@@ -10,11 +10,11 @@ require (
 )
 
 require (
-	github.com/fatih/color v1.18.0 // indirect
+	github.com/fatih/color v1.13.0 // indirect
 	github.com/hashicorp/go-hclog v1.2.1 // indirect
 	github.com/jmespath/go-jmespath v0.4.0 // indirect
-	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb v1.3.156 // indirect
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.156 // indirect
 	github.com/volcengine/volc-sdk-golang v1.0.23 // indirect

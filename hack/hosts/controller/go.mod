@@ -66,6 +66,8 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/loopguard/loopguard v0.0.0
+	github.com/loopguard/loopguard/adapters/controller v0.0.0
+	github.com/loopguard/loopguard/providers/gateway v0.0.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -103,3 +105,7 @@ require (
 )
 
 replace github.com/loopguard/loopguard => ../../..
+
+replace github.com/loopguard/loopguard/adapters/controller => ../../../adapters/controller
+
+replace github.com/loopguard/loopguard/providers/gateway => ../../../providers/gateway

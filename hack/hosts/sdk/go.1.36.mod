@@ -35,6 +35,7 @@ require (
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/loopguard/loopguard v0.0.0
+	github.com/loopguard/loopguard/providers/gateway v0.0.0
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -63,3 +64,5 @@ require (
 )
 
 replace github.com/loopguard/loopguard => ../../..
+
+replace github.com/loopguard/loopguard/providers/gateway => ../../../providers/gateway
