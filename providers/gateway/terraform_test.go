@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/adapters/terraform"
+	"github.com/loopguard/loopguard/core"
 	"github.com/loopguard/loopguard/core/drivertest"
 	"github.com/loopguard/loopguard/providers/gateway"
 	"github.com/loopguard/loopguard/providers/tencent"
