@@ -34,7 +34,7 @@ export GOWORK ?= $(CURDIR)/hack/newest/go.work
 # TestCoreImportsNoCloudSDKOrClient checks the same list under `go test`.
 CORE_FORBIDDEN := k8s.io/client-go|sigs.k8s.io/controller-runtime|k8s.io/cloud-provider|github.com/tencentcloud|github.com/volcengine|github.com/aws|cloud.google.com|google.golang.org/api|github.com/Azure|github.com/aliyun|github.com/hashicorp/terraform-plugin-framework|github.com/loopguard/loopguard/(providers|adapters)
 
-# loopguard's nested modules (hack/modules.sh reads them from hack/newest/go.work): what only
+# loopguard's nested modules (hack/modules.sh reads them from go.work): what only
 # they need stays out of the root go.mod, which every host inherits. providers/gateway requires
 # Gateway API (which requires fatih/color v1.18.0 and go-openapi/jsonreference v0.21.0, above
 # what a CCM fork on Kubernetes 1.36 builds with), and adapters/controller, cmd/loopguard and
@@ -73,8 +73,7 @@ test:
 ## controller's tests pass in their build lists (hack/hosts.sh); then forks shaped like real
 ## ones (hack/hosts/forks/: Hetzner's, DigitalOcean's vendored, kube-vip's below the floor) run
 ## docs/ccm.md's fork steps, and every module of their build lists that moves is printed with
-## the binary-size change; one their binary compiles fails it, bar those Gateway API requires
-## (hack/forks.sh)
+## the binary-size change; a moved module their binary compiles fails it (hack/forks.sh)
 hosts:
 	GOWORK=off hack/hosts.sh
 	GOWORK=off hack/forks.sh
