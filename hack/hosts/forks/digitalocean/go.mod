@@ -1,6 +1,6 @@
 // digitalocean/digitalocean-cloud-controller-manager's go.mod at v0.1.68 (its require lists):
-// a vendored CCM fork on k8s.io v0.36.2. hack/hosts.sh adds hack/hosts/ccm's main and this
-// folder's loopguard.go, runs go mod vendor, builds with -mod=vendor and reports which modules
+// a vendored CCM fork on k8s.io v0.36.2. hack/forks.sh adds hack/hosts/ccm's main and
+// hack/hosts/forks/loopguard.go, runs go mod vendor, builds with -mod=vendor and reports which modules
 // move.
 module loopguard.invalid/hosts/forks/digitalocean
 

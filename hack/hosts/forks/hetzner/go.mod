@@ -1,6 +1,6 @@
 // hetznercloud/hcloud-cloud-controller-manager's go.mod at v1.35.0 (its require lists; no
-// toolchain line): a CCM fork on k8s.io v0.36.3. hack/hosts.sh adds hack/hosts/ccm's main and
-// this folder's loopguard.go and reports which modules move.
+// toolchain line): a CCM fork on k8s.io v0.36.3. hack/forks.sh adds hack/hosts/ccm's main and
+// hack/hosts/forks/loopguard.go and reports which modules move.
 module loopguard.invalid/hosts/forks/hetzner
 
 go 1.26.0

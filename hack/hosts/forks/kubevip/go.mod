@@ -1,7 +1,7 @@
 // kube-vip/kube-vip-cloud-provider's go.mod at commit d3522c6 on main (its newest tag, v0.0.12,
 // is on k8s.io v0.32), its require lists without the toolchain line: a CCM on k8s.io v0.33.1,
-// below loopguard's floor (v0.35), with klog v1 beside klog/v2. hack/hosts.sh adds
-// hack/hosts/ccm's main and this folder's loopguard.go and reports what moves.
+// below loopguard's floor (v0.35), with klog v1 beside klog/v2. hack/forks.sh adds
+// hack/hosts/ccm's main and hack/hosts/forks/loopguard.go and reports what moves.
 module loopguard.invalid/hosts/forks/kubevip
 
 go 1.24.0

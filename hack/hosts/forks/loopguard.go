@@ -1,3 +1,8 @@
+//go:build ignore
+
+// The fork fixtures' one loopguard.go: hack/forks.sh copies it into each fixture without the
+// build constraint above, which keeps it out of the root module's packages.
+
 package main
 
 // What a fork adds to take loopguard, as docs/ccm.md shows it: the decorator around its cloud
