@@ -87,16 +87,7 @@ func TestCluster(t *testing.T) {
 	var ctrl string
 	go func() {
 		defer wg.Done()
-		buildOnce.Do(func() {
-			dir, err := os.MkdirTemp("", "loopguard-deploy-test")
-			if err != nil {
-				buildErr = err
-				return
-			}
-			binary = filepath.Join(dir, "loopguard-controller")
-			buildErr = dockerfileBuild("../Dockerfile", "../..", binary)
-		})
-		ctrl, errs[2] = binary, buildErr
+		ctrl, errs[2] = buildController()
 	}()
 	wg.Wait()
 	for _, err := range errs {

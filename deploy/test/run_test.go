@@ -46,10 +46,20 @@ var (
 	buildErr  error
 )
 
-// controllerBinary builds examples/controller with deploy/Dockerfile's own build command, so
-// the test runs what the image holds: the same packages, module versions (hack/newest's
-// workspace) and flags.
-func controllerBinary(t *testing.T) string {
+// TestMain removes the controller binary the tests built (63 MB in a temporary folder), so a
+// run leaves nothing behind in $TMPDIR.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary != "" {
+		_ = os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
+
+// buildController builds examples/controller once per test binary with deploy/Dockerfile's
+// own build command, so the tests run what the image holds: the same packages, module versions
+// (hack/newest's workspace) and flags. TestMain removes it.
+func buildController() (string, error) {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "loopguard-deploy-test")
 		if err != nil {
@@ -59,10 +69,16 @@ func controllerBinary(t *testing.T) string {
 		binary = filepath.Join(dir, "loopguard-controller")
 		buildErr = dockerfileBuild("../Dockerfile", "../..", binary)
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	return binary, buildErr
+}
+
+// controllerBinary is buildController for a test: a failed build fails it.
+func controllerBinary(t *testing.T) string {
+	bin, err := buildController()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binary
+	return bin
 }
 
 // dockerfileBuild runs the RUN instruction of dockerfile that calls go build, in root as the
