@@ -358,6 +358,35 @@ func (l *Lab) LBProgrammed(ctx context.Context, node string) (bool, error) {
 	return ok, nil
 }
 
+// SetIPMode rewrites the Service's status with ipMode, as a cloud-controller-manager (or
+// loopguard's decorator) does on a live Service, and waits until every node's kube-proxy has
+// programmed the LB address (VIP) or removed it (Proxy). The namespaces, HAProxy and the
+// kube-proxies stay: the next Connect dials from a new source port, and Connect counts only
+// what happens after it starts (the LB's SYN counter, the backend's log), so a lab serves both
+// ipModes of a case at the cost of one rule sync instead of a new lab.
+func (l *Lab) SetIPMode(ctx context.Context, ipMode corev1.LoadBalancerIPMode) error {
+	if l.sc.Hostname != "" || l.sc.EndpointOnly {
+		return errors.New("proxylab: SetIPMode: the lab publishes a hostname or does not wait for the LB address")
+	}
+	svc, err := l.Service(ctx)
+	if err != nil {
+		return fmt.Errorf("proxylab: SetIPMode: %w", err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: l.vip.Addr().String(), IPMode: &ipMode}}
+	if _, err := l.cp.Client().CoreV1().Services(l.ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("proxylab: SetIPMode: write the Service's status: %w", err)
+	}
+	l.sc.IPMode = ipMode
+	want := ServiceRules{Namespace: l.ns, Name: l.svc, LBAddr: l.vip, WantLB: ipMode == corev1.LoadBalancerIPModeVIP,
+		Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080))}
+	for _, kp := range l.proxies {
+		if err := kp.waitRules(ctx, want, cmpOr(l.sc.WantRulesTimeout, 30*time.Second)); err != nil {
+			return fmt.Errorf("proxylab: SetIPMode %s: %w", ipMode, err)
+		}
+	}
+	return nil
+}
+
 // Service is the lab's Service as the API server has it now.
 func (l *Lab) Service(ctx context.Context) (*corev1.Service, error) {
 	return l.cp.Client().CoreV1().Services(l.ns).Get(ctx, l.svc, metav1.GetOptions{})
