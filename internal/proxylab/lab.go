@@ -336,10 +336,22 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 		}
 		l.proxies = append(l.proxies, kp)
 	}
-	want := ServiceRules{Namespace: l.ns, Name: l.svc, Endpoint: backend, LBAddr: l.vip, WantLB: sc.Hostname == "" && sc.IPMode == corev1.LoadBalancerIPModeVIP, AnyLB: sc.EndpointOnly}
-	timeout := cmpOr(sc.WantRulesTimeout, 30*time.Second)
+	want := l.serviceRules(sc.Hostname == "" && sc.IPMode == corev1.LoadBalancerIPModeVIP)
+	want.AnyLB = sc.EndpointOnly
+	return l.waitRules(ctx, want)
+}
+
+// serviceRules is the lab's Service in a node's rules: its endpoint, and the LB address
+// present or absent as wantLB says.
+func (l *Lab) serviceRules(wantLB bool) ServiceRules {
+	return ServiceRules{Namespace: l.ns, Name: l.svc, LBAddr: l.vip, WantLB: wantLB,
+		Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080))}
+}
+
+// waitRules waits until every node's kube-proxy has programmed want.
+func (l *Lab) waitRules(ctx context.Context, want ServiceRules) error {
 	for _, kp := range l.proxies {
-		if err := kp.waitRules(ctx, want, timeout); err != nil {
+		if err := kp.waitRules(ctx, want, cmpOr(l.sc.WantRulesTimeout, 30*time.Second)); err != nil {
 			return err
 		}
 	}
@@ -352,9 +364,7 @@ func (l *Lab) LBProgrammed(ctx context.Context, node string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r := ServiceRules{Namespace: l.ns, Name: l.svc, LBAddr: l.vip, WantLB: true,
-		Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080))}
-	ok, _ := r.programmed(l.sc.Mode, rules)
+	ok, _ := l.serviceRules(true).programmed(l.sc.Mode, rules)
 	return ok, nil
 }
 
@@ -377,12 +387,8 @@ func (l *Lab) SetIPMode(ctx context.Context, ipMode corev1.LoadBalancerIPMode) e
 		return fmt.Errorf("proxylab: SetIPMode: write the Service's status: %w", err)
 	}
 	l.sc.IPMode = ipMode
-	want := ServiceRules{Namespace: l.ns, Name: l.svc, LBAddr: l.vip, WantLB: ipMode == corev1.LoadBalancerIPModeVIP,
-		Endpoint: netip.AddrPortFrom(l.net.PodAddr(l.sc.Net.Service.Endpoint), cmpOr(l.sc.Net.Service.TargetPort, 8080))}
-	for _, kp := range l.proxies {
-		if err := kp.waitRules(ctx, want, cmpOr(l.sc.WantRulesTimeout, 30*time.Second)); err != nil {
-			return fmt.Errorf("proxylab: SetIPMode %s: %w", ipMode, err)
-		}
+	if err := l.waitRules(ctx, l.serviceRules(ipMode == corev1.LoadBalancerIPModeVIP)); err != nil {
+		return fmt.Errorf("proxylab: SetIPMode %s: %w", ipMode, err)
 	}
 	return nil
 }

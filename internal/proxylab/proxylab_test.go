@@ -104,3 +104,46 @@ func TestBothDirections(t *testing.T) {
 		})
 	}
 }
+
+// TestSetIPMode switches one lab's Service between the paths, as the real-proxy cases of
+// internal/dataplane do: after each switch every kube-proxy has followed, and the next
+// connection takes the new path (a PROXY-protocol backend on the other node: rejected when the
+// node intercepts, served through the LB), whatever the connections before it did.
+func TestSetIPMode(t *testing.T) {
+	kp := require(t)
+	l, err := Build(t.Context(), scenario(kp, ModeIPTables, corev1.LoadBalancerIPModeVIP, "n2", ProxyV2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i, step := range []struct {
+		ipMode corev1.LoadBalancerIPMode
+		want   func(Result) bool
+	}{
+		{corev1.LoadBalancerIPModeVIP, func(r Result) bool { return r.Failure == FailureProtocolError && !r.ReachedLB }},
+		{corev1.LoadBalancerIPModeProxy, func(r Result) bool { return r.Connected && r.ReachedLB }},
+		{corev1.LoadBalancerIPModeVIP, func(r Result) bool { return r.Failure == FailureProtocolError && !r.ReachedLB }},
+	} {
+		if i > 0 {
+			if err := l.SetIPMode(t.Context(), step.ipMode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, node := range []string{"n1", "n2"} {
+			programmed, err := l.LBProgrammed(t.Context(), node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := step.ipMode == corev1.LoadBalancerIPModeVIP; programmed != want {
+				t.Errorf("step %d (%s): node %s has the LB address programmed: %v, want %v", i, step.ipMode, node, programmed, want)
+			}
+		}
+		if r := l.Connect(t.Context()); !step.want(r) {
+			t.Errorf("step %d (%s): unexpected: %v\n%s", i, step.ipMode, r, l.Logs())
+		}
+	}
+}
