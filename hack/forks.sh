@@ -34,12 +34,15 @@
 # fixtures whose binaries are built and measured (the others are type-checked from source with
 # hack/typecheck, as hack/hosts.sh checks its middle minor: each fork's release is one nothing
 # else in CI compiles, about 500 s of CPU each on a cold run), FORKS_BELOW_FLOOR_BEFORE=0 to leave out the
-# build of a fork below the floor as released (see below_floor_size), LOOPGUARD_SRC (default:
-# this checkout) to measure another checkout of loopguard, KUBEBUILDER_ASSETS for the tests.
+# build of a fork below the floor as released when it is not cached yet (see released_cache and
+# below_floor_size), LOOPGUARD_SRC (default: this checkout) to measure another checkout of
+# loopguard, KUBEBUILDER_ASSETS for the tests.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath -ldflags=-w" LC_ALL=C
+# CGO_ENABLED=0 as make builds (Makefile): a fork's binary, and so its size, would otherwise
+# depend on whether the machine has a C compiler (cgo's net and os/user).
+export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -trimpath -ldflags=-w" CGO_ENABLED=0 LC_ALL=C
 GO="${GO:-go}"
 
 log() { echo "forks: $*" >&2; }
@@ -64,6 +67,27 @@ build() {
 	fi
 }
 
+# released_cache: the folder under ~/.cache/loopguard/forks that holds the binary of the fork in
+# the current folder as released, keyed by everything that decides that binary: the fixture's
+# go.mod and go.sum, the host's main, the Go version and the build settings. A fixture or Go
+# update is a new key, so a stale binary is never measured.
+released_cache() {
+	local key
+	key="$({ cat go.mod go.sum doc.go host.go; "$GO" env GOVERSION GOOS GOARCH CGO_ENABLED; printf '%s vendored=%s\n' "$GOFLAGS" "$VENDORED"; } | sha256sum | cut -c1-16)"
+	printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/loopguard/forks/$name-$key-$("$GO" env GOVERSION)"
+}
+
+# cache_released BIN DIR: DIR/fork becomes a copy of BIN in one rename, so an interrupted copy
+# leaves no half-written binary that a later run would measure.
+cache_released() {
+	mkdir -p "$2"
+	local tmp
+	tmp="$(mktemp "$2/.partial.XXXXXX")"
+	cp "$1" "$tmp"
+	chmod 644 "$tmp"
+	mv -f "$tmp" "$2/fork"
+}
+
 versions() { "$GO" list -m -f '{{.Path}} {{.Version}}' all | sort; }
 compiled() { "$GO" list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}' . | sort -u; }
 directive() { "$GO" mod edit -json | awk -F'"' '/"Go":/ { d = $4 } /"Toolchain":/ { t = " toolchain " $4 } END { print "go " d t }'; }
@@ -79,15 +103,29 @@ check() {
 	cp "$src/go.mod" "$src/go.sum" "$ROOT/hack/hosts/ccm/doc.go" "$ROOT/hack/hosts/ccm/host.go" "$dir/"
 	cd "$dir"
 
-	# The fork before loopguard. Below the floor, FORKS_BELOW_FLOOR_BEFORE=0 leaves its build
-	# out (.ci/run does): its Kubernetes release is one nothing else in CI compiles (1,034
-	# packages of their own, about 450 s of CPU on a cold run); below_floor_size says what is
-	# measured instead.
-	local before_go after_go released=1
+	# The fork before loopguard. Below the floor its Kubernetes release is one nothing else in
+	# CI compiles (1,034 packages of their own, about 450 s of CPU on a cold run), so its binary
+	# is built once and cached (released_cache); FORKS_BELOW_FLOOR_BEFORE=0 leaves the build out
+	# when the cache has none (.ci/run on a machine with empty caches), and below_floor_size
+	# says what is measured instead.
+	local before_go after_go released=1 cache="" from_cache=""
 	before_go="$(directive)"
 	versions >before.txt
-	below_floor "$name" && [[ "${FORKS_BELOW_FLOOR_BEFORE:-1}" == 0 ]] && released=""
-	if [[ -n "$released" ]]; then build before.bin; fi
+	if below_floor "$name" && [[ -n "$BUILD_IT" ]]; then
+		cache="$(released_cache)"
+		if [[ -f "$cache/fork" ]]; then
+			cp "$cache/fork" before.bin
+			from_cache=1
+		elif [[ "${FORKS_BELOW_FLOOR_BEFORE:-1}" == 0 ]]; then
+			released=""
+			: >before.bin
+		else
+			build before.bin
+			cache_released before.bin "$cache"
+		fi
+	else
+		build before.bin
+	fi
 
 	# loopguard added: loopguard.go, then the commands of docs/ccm.md's fork section, run as
 	# they are written (a fixture that is not vendored skips the vendoring lines); the build
@@ -111,12 +149,13 @@ check() {
 	done <<<"$DOC_STEPS"
 	[[ -s after.txt ]] || { log "docs/ccm.md's fork section has no go get line"; return 1; }
 	build after.bin
-	if [[ -z "$released" ]]; then
+	if below_floor "$name" && [[ -n "$BUILD_IT" ]]; then
 		# below_floor_size: the same fork on the build list it has now, without loopguard.go
-		# (its decorate then returns the cloud itself): the size of loopguard's code, every
-		# compiled package already in the build cache, so it costs one link.
+		# (its decorate then returns the cloud itself): the size of loopguard's code apart from
+		# the move to the floor, every compiled package already in the build cache, so it
+		# costs one link.
 		mv loopguard.go loopguard.go.off
-		build before.bin
+		build moved.bin
 		mv loopguard.go.off loopguard.go
 	fi
 
@@ -129,8 +168,14 @@ check() {
 	size_before="$(($(stat -c %s before.bin) / 1024))"
 	size_after="$(($(stat -c %s after.bin) / 1024))"
 
-	local size_line="binary $size_before KB -> $size_after KB ($(printf '%+d' $((size_after - size_before))) KB)"
-	[[ -z "$released" ]] && size_line="binary without loopguard.go on the same build list $size_before KB -> $size_after KB ($(printf '%+d' $((size_after - size_before))) KB, loopguard's code; the fork as released not built, FORKS_BELOW_FLOOR_BEFORE=0)"
+	local size_line="binary $size_before KB -> $size_after KB ($(printf '%+d' $((size_after - size_before))) KB)${from_cache:+, the fork as released from $cache}"
+	if [[ -s moved.bin ]]; then
+		local size_moved code_line
+		size_moved="$(($(stat -c %s moved.bin) / 1024))"
+		code_line="binary without loopguard.go on the same build list $size_moved KB -> $size_after KB ($(printf '%+d' $((size_after - size_moved))) KB, loopguard's code)"
+		size_line+="; $code_line"
+		[[ -z "$released" ]] && size_line="$code_line; the fork as released not built (FORKS_BELOW_FLOOR_BEFORE=0 and not cached)"
+	fi
 	[[ "${FORKS_BUILD:-1}" == 0 ]] && size_line="not built (FORKS_BUILD=0)"
 	if [[ -z "$BUILD_IT" && "${FORKS_BUILD:-1}" != 0 ]]; then
 		# Not in FORKS_SIZES: the fork with loopguard is type-checked from source, every
