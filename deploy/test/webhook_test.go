@@ -198,16 +198,21 @@ func TestRenderedWebhooksOverTLS(t *testing.T) {
 		t.Errorf("warnings on objects loopguard does not judge: %v", w)
 	}
 
-	// An update that leaves the verdict as it was passes without a warning.
+	// An update that leaves the verdict as it was passes without a warning. A merge patch
+	// without a resourceVersion, as kubectl label sends: the controller running beside writes
+	// the same Service's status, so an Update of what was read a moment before can meet a
+	// conflict (seen in CI with the cores busy). The API server retries a patch that meets a
+	// concurrent write, admission included, so the update may be judged more than once.
 	svc := &corev1.Service{}
 	if err := user.Get(ctx, client.ObjectKey{Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}, svc); err != nil {
 		t.Fatal(err)
 	}
+	before := svc.DeepCopy()
 	svc.Labels = map[string]string{"team": "storefront"}
-	if err := user.Update(ctx, svc); err != nil {
+	if err := user.Patch(ctx, svc, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
-	if v := webhookRequests(t, metrics, "/loopguard/validate"); v != validated+1 {
+	if v := webhookRequests(t, metrics, "/loopguard/validate"); v <= validated {
 		t.Errorf("the update was not judged: validate %d→%d", validated, v)
 	}
 	if w := warn.take(); len(w) > 0 {
