@@ -30,10 +30,7 @@
 # forks build with; providers/gateway is a module of its own, so a fork does not inherit them.)
 #
 # Environment: FORKS (default "hetzner digitalocean kubevip"), FORKS_BUILD=0 to list what moves
-# without building (no binary sizes, no tests), FORKS_SIZES (default: every fixture) the
-# fixtures whose binaries are built and measured (the others are type-checked from source with
-# hack/typecheck, as hack/hosts.sh checks its middle minor: each fork's release is one nothing
-# else in CI compiles, about 500 s of CPU each on a cold run), FORKS_BELOW_FLOOR_BEFORE=0 to leave out the
+# without building (no binary sizes, no tests), FORKS_BELOW_FLOOR_BEFORE=0 to leave out the
 # build of a fork below the floor as released when it is not cached yet (see released_cache and
 # below_floor_size), LOOPGUARD_SRC (default: this checkout) to measure another checkout of
 # loopguard, KUBEBUILDER_ASSETS for the tests.
@@ -98,7 +95,6 @@ check() {
 	[[ "$name" == digitalocean ]] && VENDORED=1
 	BUILD_IT=1
 	[[ "${FORKS_BUILD:-1}" == 0 ]] && BUILD_IT=""
-	[[ -n "${FORKS_SIZES+set}" && " $FORKS_SIZES " != *" $name "* ]] && BUILD_IT=""
 	mkdir -p "$dir"
 	cp "$src/go.mod" "$src/go.sum" "$ROOT/hack/hosts/ccm/doc.go" "$ROOT/hack/hosts/ccm/host.go" "$dir/"
 	cd "$dir"
@@ -176,14 +172,7 @@ check() {
 		size_line+="; $code_line"
 		[[ -z "$released" ]] && size_line="$code_line; the fork as released not built (FORKS_BELOW_FLOOR_BEFORE=0 and not cached)"
 	fi
-	[[ "${FORKS_BUILD:-1}" == 0 ]] && size_line="not built (FORKS_BUILD=0)"
-	if [[ -z "$BUILD_IT" && "${FORKS_BUILD:-1}" != 0 ]]; then
-		# Not in FORKS_SIZES: the fork with loopguard is type-checked from source, every
-		# dependency included (what the compiler would report for its code and loopguard's).
-		[[ -x "$WORK/typecheck" ]] || (cd "$ROOT/hack/typecheck" && "$GO" build -o "$WORK/typecheck" .)
-		"$WORK/typecheck" ./... >&2 || { log "$name: the fork with loopguard does not type-check (above)"; return 1; }
-		size_line="type-checked from source, not linked (FORKS_SIZES=\"$FORKS_SIZES\"; make hosts by hand measures its binary)"
-	fi
+	[[ -z "$BUILD_IT" ]] && size_line="not built (FORKS_BUILD=0)"
 	local go_line="$before_go kept"
 	[[ "$before_go" != "$after_go" ]] && go_line="$before_go -> $after_go"
 	log "$name: $moved_n modules moved ($compiled_n compiled into the binary), $added added; $go_line;${VENDORED:+ vendored, built with -mod=vendor;} $size_line"
