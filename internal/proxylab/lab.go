@@ -274,8 +274,7 @@ func (l *Lab) build(ctx context.Context, seq int64) error {
 	}
 
 	// 4. The LB's address and ipMode, through the status subresource.
-	ipMode := sc.IPMode
-	created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: l.vip.Addr().String(), IPMode: &ipMode}}
+	created.Status.LoadBalancer.Ingress = l.ingress(sc.IPMode)
 	if sc.Hostname != "" {
 		created.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: sc.Hostname}}
 	}
@@ -382,7 +381,7 @@ func (l *Lab) SetIPMode(ctx context.Context, ipMode corev1.LoadBalancerIPMode) e
 	if err != nil {
 		return fmt.Errorf("proxylab: SetIPMode: %w", err)
 	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: l.vip.Addr().String(), IPMode: &ipMode}}
+	svc.Status.LoadBalancer.Ingress = l.ingress(ipMode)
 	if _, err := l.cp.Client().CoreV1().Services(l.ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("proxylab: SetIPMode: write the Service's status: %w", err)
 	}
@@ -391,6 +390,11 @@ func (l *Lab) SetIPMode(ctx context.Context, ipMode corev1.LoadBalancerIPMode) e
 		return fmt.Errorf("proxylab: SetIPMode %s: %w", ipMode, err)
 	}
 	return nil
+}
+
+// ingress is the Service's status entry for the LB's address with ipMode.
+func (l *Lab) ingress(ipMode corev1.LoadBalancerIPMode) []corev1.LoadBalancerIngress {
+	return []corev1.LoadBalancerIngress{{IP: l.vip.Addr().String(), IPMode: &ipMode}}
 }
 
 // Service is the lab's Service as the API server has it now.
