@@ -75,11 +75,19 @@ build_kubernetes() {
 }
 
 # containerd with its runc shim and ctr. The tags drop the snapshotters that need cgo and
-# headers this machine lacks (btrfs, devmapper, zfs); the cluster uses overlayfs.
+# headers this machine lacks (btrfs, devmapper, zfs; BUILDING.md at v2.4.2); the cluster uses
+# overlayfs. no_tracing drops the OpenTelemetry tracing plugin and its OTLP exporters
+# (cmd/containerd/builtins/tracing.go at v2.4.2), 42 of the 806 packages the three commands
+# compile, which the cluster never configures. Built in a module of its own: containerd 2.4.2
+# requires newer gRPC, OpenTelemetry and golang.org/x/* than Kubernetes 1.37.2, so in kube's
+# module it would share nothing and move kube's versions instead (go list -deps: 743 packages
+# to compile there against 749 on its own).
 build_containerd() {
 	local version="${CONTAINERD_VERSION:-2.4.2}"
 	CACHE_ROOT="$1/containerd"
-	DEST="$CACHE_ROOT/$version-$GO_VERSION"
+	# The tags are part of the key: a build with other tags is another binary.
+	local tags="no_btrfs no_devmapper no_zfs no_tracing"
+	DEST="$CACHE_ROOT/$version-${tags// /-}-$GO_VERSION"
 	RESULT="$DEST"
 	local bins=(containerd containerd-shim-runc-v2 ctr)
 	cache_hit() { has_all "$DEST" "${bins[@]}"; }
@@ -91,7 +99,7 @@ build_containerd() {
 		pkgs+=("github.com/containerd/containerd/v2/cmd/$b@v$version")
 	done
 	# -X: without it `containerd --version` says v2.x.y+unknown; kubelet logs the runtime's version.
-	GOBIN="$STAGE" "$GO" install -tags "no_btrfs no_devmapper no_zfs" \
+	GOBIN="$STAGE" "$GO" install -tags "$tags" \
 		-ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=v$version" "${pkgs[@]}" >&2
 	local got
 	got="$("$STAGE/containerd" --version)"
@@ -170,22 +178,33 @@ build_cni() {
 # rewrite rules, and the cloud DNS's hosts file) and a few for debugging, built the way
 # CoreDNS documents for a custom plugin set: a main that imports coremain and only those
 # plugins (the release's own main imports core/plugin, every plugin, the cloud SDKs of
-# route53, azure and clouddns among them). The plugins' code and the module versions are the
-# release's; the cache key names the set.
+# route53, azure and clouddns among them). The plugins' code is the release's; the cache key
+# names the set and the Kubernetes release.
+# It is built in a module made as kube-apiserver's is (k8s_module, the same flags), so its
+# shared dependencies (client-go, k8s.io/api and apimachinery for the kubernetes plugin, gRPC,
+# protobuf, Prometheus, OpenTelemetry) resolve to the versions kube-apiserver was built with
+# and come compiled from the Go build cache, as etcd's do (hack/envtest-assets.sh): go list
+# -deps counts 110 packages to compile after kube-apiserver, kubelet and the controllers,
+# against 539 in a module of its own (CoreDNS v1.14.6, Kubernetes 1.37.2). CoreDNS's own
+# dependencies move up to kube's where those are newer (53 modules: k8s.io/client-go v0.35.4 to
+# the cluster's own v0.37.2, gRPC v1.82.0 to v1.82.1, patch and minor moves of protobuf,
+# OpenTelemetry, Prometheus and golang.org/x/*), as a `go get` of it in any module would do;
+# kube's move only where CoreDNS needs more (coredns/caddy, google/gofuzz), which nothing kube
+# builds compiles. The binary must report the release it was asked for.
 COREDNS_PLUGINS=(bind cache errors forward health hosts kubernetes loadbalance log loop metrics ready reload rewrite template whoami)
 build_coredns() {
 	local version="${COREDNS_VERSION:-1.14.6}"
 	CACHE_ROOT="$1/coredns"
 	local set
 	set="$(printf '%s\n' "${COREDNS_PLUGINS[@]}" | sha256sum | cut -c1-8)"
-	DEST="$CACHE_ROOT/$version-plugins-$set-$GO_VERSION"
+	DEST="$CACHE_ROOT/$version-plugins-$set-k8s-$K8S_RELEASE-$GO_VERSION"
 	RESULT="$DEST"
 	cache_hit() { has_all "$DEST" coredns; }
 	cache_lookup
 	cache_stage coredns
-	log "cache miss: building CoreDNS v$version (plugins: ${COREDNS_PLUGINS[*]}) with $GO_VERSION"
-	cd "$WORK"
-	"$GO" mod init loopguard.invalid/coredns >/dev/null 2>&1
+	log "cache miss: building CoreDNS v$version (plugins: ${COREDNS_PLUGINS[*]}) in Kubernetes $K8S_RELEASE's module with $GO_VERSION"
+	k8s_module "$WORK/coredns" "$K8S_RELEASE"
+	cd "$WORK/coredns"
 	{
 		printf '// CoreDNS v%s with the plugins hack/cluster-bin.sh names.\npackage main\n\nimport (\n' "$version"
 		printf '\t"github.com/coredns/coredns/coremain"\n'
@@ -194,6 +213,9 @@ build_coredns() {
 		printf ')\n\nfunc main() { coremain.Run() }\n'
 	} >main.go
 	"$GO" get "github.com/coredns/coredns@v$version" >&2
+	local kept
+	kept="$("$GO" list -m -f '{{.Version}}' github.com/coredns/coredns)"
+	[[ "$kept" == "v$version" ]] || die "Kubernetes $K8S_RELEASE's module moved CoreDNS to $kept, want v$version"
 	"$GO" build -ldflags "-s -w" -o "$STAGE/coredns" . >&2
 	local got
 	got="$("$STAGE/coredns" -version)"
