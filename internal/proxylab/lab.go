@@ -57,7 +57,10 @@ type Scenario struct {
 	// BackendExpects is the header the backend requires: HAProxy with accept-proxy when not
 	// ProxyNone. (Any version: HAProxy's accept-proxy takes both.)
 	BackendExpects ProxyProtocol
-	// WantRulesTimeout bounds the wait for kube-proxy's rules; zero means 30 s.
+	// WantRulesTimeout bounds the wait for kube-proxy's rules; zero means 90 s. The wait
+	// ends as soon as the rules are there (a few seconds on an idle machine); the bound is for
+	// a machine whose cores a whole CI run shares: there a kube-proxy took 12 s to start and
+	// its first iptables sync had not ended 18 s later (cold .ci/run of 2026-12-06).
 	WantRulesTimeout time.Duration
 	// EndpointOnly makes Build wait only until every node has programmed the Service's
 	// endpoint, not for the LB address to be present or absent as IPMode implies: for a
@@ -350,7 +353,7 @@ func (l *Lab) serviceRules(wantLB bool) ServiceRules {
 // waitRules waits until every node's kube-proxy has programmed want.
 func (l *Lab) waitRules(ctx context.Context, want ServiceRules) error {
 	for _, kp := range l.proxies {
-		if err := kp.waitRules(ctx, want, cmpOr(l.sc.WantRulesTimeout, 30*time.Second)); err != nil {
+		if err := kp.waitRules(ctx, want, cmpOr(l.sc.WantRulesTimeout, 90*time.Second)); err != nil {
 			return err
 		}
 	}
