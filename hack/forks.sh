@@ -102,7 +102,7 @@ check() {
 	# The fork before loopguard. Below the floor its Kubernetes release is one nothing else in
 	# CI compiles (1,034 packages of their own, about 450 s of CPU on a cold run), so its binary
 	# is built once and cached (released_cache); FORKS_BELOW_FLOOR_BEFORE=0 leaves the build out
-	# when the cache has none (a quick run by hand), and below_floor_size
+	# when the cache has none (.ci/run on a machine with empty caches), and below_floor_size
 	# says what is measured instead.
 	local before_go after_go released=1 cache="" from_cache=""
 	before_go="$(directive)"
