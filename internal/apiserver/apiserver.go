@@ -44,7 +44,8 @@ const (
 
 // defaultStartTimeout replaces envtest's 20 s: `go test ./...` on two cores runs several
 // packages at once, each perhaps starting a server, and a slow start must not read as a
-// failure. A server that exits is still reported at once, not after the timeout.
+// failure. A server that exits is still reported at once, not after the timeout. The timeout
+// counts from when the start holds one of the machine's start slots (startGate).
 const defaultStartTimeout = 60 * time.Second
 
 // Server is a running kube-apiserver with its etcd. Its methods are safe for concurrent use
@@ -186,8 +187,10 @@ func Launch(opts ...Option) (*Server, error) {
 		env.ControlPlaneStartTimeout = defaultStartTimeout
 	}
 
+	gate, waited := acquireStartSlot()
 	start := time.Now()
 	cfg, err := env.Start()
+	gate.release()
 	if err != nil {
 		// envtest stops what it started when the control plane fails, but not when a later
 		// step (CRD install) does.
@@ -202,7 +205,8 @@ func Launch(opts ...Option) (*Server, error) {
 	}
 	// flag.Parsed: Launch may run from TestMain before m.Run parses -test.v.
 	if flag.Parsed() && testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "apiserver: %s ready in %s\n", cfg.Host, time.Since(start).Round(10*time.Millisecond))
+		fmt.Fprintf(os.Stderr, "apiserver: %s ready in %s (after %s waiting for a start slot)\n", cfg.Host,
+			time.Since(start).Round(10*time.Millisecond), waited.Round(10*time.Millisecond))
 	}
 	return &Server{env: env, config: cfg, client: client, logs: logs}, nil
 }

@@ -14,7 +14,10 @@
 //
 // Each start costs ~3-5 s, so a package with several such tests shares one server through
 // [Shared] and gives each test its own namespace with [Server.Namespace]; [Start] is for a
-// test that needs a server of its own (other flags, other CRDs).
+// test that needs a server of its own (other flags, other CRDs). Starts are gated machine-wide,
+// across test binaries, to one per core at a time (gate_unix.go): `go test -p N` starts
+// several packages' servers at once, and on two cores more starts than cores made each one
+// slow enough for envtest to give up on it.
 //
 // The package also holds [IPModeCases]: what a real kube-apiserver v1.37.2 answers to each
 // shape of status.loadBalancer.ingress[].ipMode, checked against the server by this package's
