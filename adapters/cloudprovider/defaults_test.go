@@ -52,9 +52,7 @@ func (h *harness) addProviderNode(name, providerID string) {
 	h.t.Helper()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: providerID},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	if _, err := h.srv.Client().CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		h.t.Fatal(err)
-	}
+	h.createNode(node)
 }
 
 // resync makes the service controller sync the Service n more times without changing anything

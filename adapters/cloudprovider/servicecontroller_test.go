@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +30,7 @@ import (
 	servicehelper "k8s.io/cloud-provider/service/helpers"
 	"k8s.io/component-base/featuregate"
 	controllersmetrics "k8s.io/component-base/metrics/prometheus/controllers"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	lgcloud "github.com/loopguard/loopguard/adapters/cloudprovider"
 	"github.com/loopguard/loopguard/core"
@@ -214,11 +217,25 @@ func (o orderedHandler) OnAdd(obj any, initial bool) { o.wait(); o.h.OnAdd(obj, 
 func (o orderedHandler) OnUpdate(old, cur any)       { o.wait(); o.h.OnUpdate(old, cur) }
 func (o orderedHandler) OnDelete(obj any)            { o.wait(); o.h.OnDelete(obj) }
 
-// harness is one real API server with the upstream service controller run against it.
+// server is the package's one real API server. Each harness has a namespace of its own and
+// the service controller watches only that namespace's Services; Nodes are cluster-wide, so
+// tests that use the server do not run in parallel, and each harness deletes the Nodes it
+// added (see newHarness). One server instead of one per test: under CI's load a start took
+// up to 30 s, and the package started nineteen.
+var server = apiserver.NewShared()
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(server.Run(m))
+}
+
+// harness is the upstream service controller run against the package's real API server, in
+// a namespace of its own.
 type harness struct {
 	t       *testing.T
 	srv     *apiserver.Server
 	ns      string
+	nodes   []string // the Nodes this harness added, deleted when the test ends
 	spy     *spy
 	patches *statusPatches
 	events  *record.FakeRecorder
@@ -227,19 +244,44 @@ type harness struct {
 	restart func() // run again with the same cloud
 }
 
-// newHarness starts an API server, with no Nodes: see orderedNodes.
+// newHarness gives the test a namespace on the package's API server, with no Nodes: see
+// orderedNodes. A Node left by an earlier test is a harness bug, and fails the test here
+// rather than as a stray UpdateLoadBalancer later.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	srv := apiserver.Start(t)
-	return &harness{t: t, srv: srv, ns: srv.Namespace(t), events: record.NewFakeRecorder(1000)}
+	srv := server.Get(t)
+	nodes, err := srv.Client().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Fatalf("the API server has %d Nodes left by an earlier test (%s); each harness starts with none", len(nodes.Items), nodes.Items[0].Name)
+	}
+	h := &harness{t: t, srv: srv, ns: srv.Namespace(t), events: record.NewFakeRecorder(1000)}
+	// Registered before run's cleanup, so it runs after the controller has stopped.
+	t.Cleanup(func() {
+		for _, name := range h.nodes {
+			err := srv.Client().CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete Node %s: %v", name, err)
+			}
+		}
+	})
+	return h
 }
 
 func (h *harness) addNode(name string) {
 	h.t.Helper()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	h.createNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}})
+}
+
+// createNode creates a Node and deletes it when the test ends.
+func (h *harness) createNode(node *corev1.Node) {
+	h.t.Helper()
 	if _, err := h.srv.Client().CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
+	h.nodes = append(h.nodes, node.Name)
 }
 
 // run starts the service controller with inner wrapped by p (stopping a running one first);
@@ -260,7 +302,9 @@ func (h *harness) run(inner cloudprovider.Interface, p core.Provider, opts ...lg
 		h.t.Fatal(err)
 	}
 	wrapped := lgcloud.Wrap(inner, p, append([]lgcloud.Option{lgcloud.WithEventRecorder(h.events)}, opts...)...)
-	factory := informers.NewSharedInformerFactory(client, 0)
+	// Services of this harness's namespace only: the server is shared, and the Services of
+	// tests before keep their finalizers there after their controllers stopped.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(h.ns))
 	wrapped.(cloudprovider.InformerUser).SetInformers(factory)
 	if h.spy == nil {
 		h.spy = &spy{}
