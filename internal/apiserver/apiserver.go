@@ -182,6 +182,10 @@ func Launch(opts ...Option) (*Server, error) {
 		CRDs:                  o.crds,
 		CRDDirectoryPaths:     o.crdPaths,
 		ErrorIfCRDPathMissing: true,
+		// envtest waits 10 s for installed CRDs to be served, far less than a start can take on
+		// a busy machine (one with Gateway API's and Envoy Gateway's CRDs took 111 s in a CI run
+		// on two cores): the start's bound instead.
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: defaultStartTimeout},
 	}
 	if os.Getenv(envStartTimeout) == "" {
 		env.ControlPlaneStartTimeout = defaultStartTimeout

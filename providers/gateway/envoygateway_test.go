@@ -38,8 +38,13 @@ const envEnvoyGateway = "LOOPGUARD_ENVOY_GATEWAY"
 
 const (
 	egNamespace = "envoy-gateway-system"
-	preventKey  = "service.cloud.tencent.com/prevent-loopback"
-	subnetKey   = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
+	// setupTime bounds certgen and the namespaces once kube-apiserver is ready; testTime bounds
+	// each test once the controller runs. Neither counts kube-apiserver's start, which
+	// internal/apiserver bounds (and which may wait for a start slot on a busy machine first).
+	setupTime  = 2 * time.Minute
+	testTime   = 4 * time.Minute
+	preventKey = "service.cloud.tencent.com/prevent-loopback"
+	subnetKey  = "service.kubernetes.io/qcloud-loadbalancer-internal-subnetid"
 )
 
 var (
@@ -53,9 +58,9 @@ var (
 // spec.infrastructure.annotations; the controller carries it to the Service; and a direct write
 // to the Service is reverted by the controller, which is why loopguard never makes one.
 func TestEnvoyGatewayCarriesTheRemedy(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	s, cs, dyn, logs := startEnvoyGateway(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testTime)
 	defer cancel()
-	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
 
 	// A private CLB Gateway, as examples/gateway/gateways.yaml has it.
 	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
@@ -225,9 +230,9 @@ spec:
 // carries it to the merged Service; taking it back removes the annotation from the EnvoyProxy
 // (the provider type stays) and the controller drops it from the Service.
 func TestEnvoyGatewayMergedGatewaysCarryTheRemedy(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	s, cs, dyn, logs := startEnvoyGateway(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testTime)
 	defer cancel()
-	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
 	gvrEnvoyProxy := schema.GroupVersionResource{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Resource: "envoyproxies"}
 	mustCreate(t, ctx, dyn.Resource(gvrEnvoyProxy).Namespace(egNamespace), `apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: EnvoyProxy
@@ -359,9 +364,9 @@ spec:
 // sectionName policy took, Conflicted for a second policy of the same scope), and loopguard's
 // verdict names the same listeners.
 func TestEnvoyGatewayResolvesClientTrafficPolicies(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	s, _, dyn, logs := startEnvoyGateway(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testTime)
 	defer cancel()
-	s, _, dyn, logs := startEnvoyGateway(t, ctx)
 	mustCreate(t, ctx, dyn.Resource(gvrGatewayClass), `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: eg}
@@ -423,9 +428,9 @@ spec:
 // status says the Gateway's is overridden on the ListenerSet's listeners; loopguard's verdict
 // puts each policy on the same listeners.
 func TestEnvoyGatewayResolvesListenerSetPolicies(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	s, cs, dyn, logs := startEnvoyGateway(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testTime)
 	defer cancel()
-	s, cs, dyn, logs := startEnvoyGateway(t, ctx)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +535,7 @@ func withoutServices(objs []runtime.Object) []runtime.Object {
 // and Envoy Gateway's real controller against it (certgen, then the server with its xDS
 // certificates bind-mounted on /certs), with the namespaces envoy-gateway-system and shop. It
 // skips where LOOPGUARD_ENVOY_GATEWAY is unset or the test is not root.
-func startEnvoyGateway(t *testing.T, ctx context.Context) (*apiserver.Server, kubernetes.Interface, dynamic.Interface, *bytes.Buffer) {
+func startEnvoyGateway(t *testing.T) (*apiserver.Server, kubernetes.Interface, dynamic.Interface, *bytes.Buffer) {
 	t.Helper()
 	dir := os.Getenv(envEnvoyGateway)
 	if dir == "" {
@@ -542,6 +547,10 @@ func startEnvoyGateway(t *testing.T, ctx context.Context) (*apiserver.Server, ku
 	bin := filepath.Join(dir, "bin", "envoy-gateway")
 	crds := crdFiles(t, dir)
 	s := apiserver.Start(t, apiserver.WithCRDPaths(crds...))
+	// The setup's deadline starts once the control plane is up: a start may first wait for one
+	// of the machine's start slots (internal/apiserver), which says nothing about Envoy Gateway.
+	ctx, cancel := context.WithTimeout(t.Context(), setupTime)
+	defer cancel()
 	cs := s.Client()
 	dyn, err := dynamic.NewForConfig(s.Config())
 	if err != nil {
