@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/loopguard/loopguard/adapters/verify"
 	"github.com/loopguard/loopguard/adapters/verify/kubeletsim"
@@ -87,13 +88,22 @@ func (h *harness) unaddressed(name, node string, ann map[string]string) {
 	h.service(name, ann)
 }
 
-// address gives Service name an LB address, as the cloud's controller would.
+// address gives Service name an LB address, as the cloud's controller would. The controller
+// under test writes the same status (its conditions) meanwhile, so a read-then-update can meet
+// a conflict: read again and retry, as a client does.
 func (h *harness) address(name string) {
 	h.t.Helper()
 	ctx, cs := context.Background(), h.srv.Client()
-	svc := h.get(name)
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.10"}}
-	if _, err := cs.CoreV1().Services(h.ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{FieldManager: "service-controller"}); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		svc, err := cs.CoreV1().Services(h.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.10"}}
+		_, err = cs.CoreV1().Services(h.ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{FieldManager: "service-controller"})
+		return err
+	})
+	if err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/loopguard/loopguard/adapters/controller"
@@ -179,8 +180,17 @@ func TestRenderedVerifyRuns(t *testing.T) {
 	if err := c.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.10"}}
-	if err := c.Status().Update(ctx, svc); err != nil {
+	// The address, as the cloud's controller writes it. The controller under test may write the
+	// Service's status (its verdict) meanwhile: on a conflict, read again and retry, as a
+	// client does.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return err
+		}
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.10"}}
+		return c.Status().Update(ctx, svc)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 
