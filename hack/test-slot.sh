@@ -26,11 +26,12 @@
 #   TEST_SLOTS       how many slots (default: the number of cores, nproc)
 #   TEST_SLOT_AFTER  a file to wait for before asking for a slot (optional)
 #   TEST_SLOT_DONE   a file to write when the command has ended (optional)
+#   TEST_SLOT_NAME   the job's name in the log (default: the command line)
 set -euo pipefail
 
 main() {
 	local dir="${TEST_SLOTS_DIR:?TEST_SLOTS_DIR: the directory of the slot lock files}"
-	local n="${TEST_SLOTS:-$(nproc)}" i start=$SECONDS said="" what="${*:1:3}"
+	local n="${TEST_SLOTS:-$(nproc)}" i start=$SECONDS said="" what="${TEST_SLOT_NAME:-$*}"
 	(($# > 0)) || { echo "usage: TEST_SLOTS_DIR=DIR $0 CMD [ARG...]" >&2; exit 2; }
 	if [[ -n "${TEST_SLOT_AFTER:-}" && ! -e "$TEST_SLOT_AFTER" ]]; then
 		echo "test-slot: $what waits for $TEST_SLOT_AFTER" >&2
