@@ -10,8 +10,9 @@
 # cluster) and waits on them with deadlines. Run all at once beside the builds on two cores,
 # each got a fraction of a core (the kernel's autogroup scheduling shares the cores out per
 # session), and a kube-apiserver with Gateway API's and Envoy Gateway's CRDs took 111 s to be
-# ready, after 118 s waiting to start, which left the test 11 s of its four minutes. Builds
-# and the jobs that only type-check or fuzz for a fixed time take no slot.
+# ready, after 118 s waiting to start, which left the test 11 s of its four minutes. Builds,
+# make hosts and the fuzzing take no slot: they compile most of their time, and fill the gaps
+# the test jobs leave while they wait. hack/testslot tests this script.
 #
 # A slot is a flock(1) lock (util-linux) on $TEST_SLOTS_DIR/test-slot-N, held by this script
 # while the command runs; the command gets no descriptor of it, so nothing the command leaves
@@ -54,7 +55,7 @@ main() {
 			exec 9>&-
 		done
 		if [[ -z "$said" ]]; then
-			echo "test-slot: $what waits: $n test jobs are running" >&2
+			echo "test-slot: $what waits: all $n test slots are held" >&2
 			said=1
 		fi
 		sleep 2
